@@ -1,0 +1,215 @@
+/* OmniGEMM C API.
+ *
+ *   D = act(alpha * op(A) * op(B) + beta * C + bias)      for each batch b < batch_count
+ *
+ * op(A) is M x K, op(B) is K x N, C and D are M x N. Every call returns an og_status; on error,
+ * og_last_error_message() gives a human-readable reason for the calling thread's last failure.
+ * No C++ exception ever crosses this interface. The C++ API (omnigemm.hpp) has the same
+ * capabilities with stronger types.
+ */
+#ifndef OMNIGEMM_H
+#define OMNIGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(OMNIGEMM_BUILDING)
+#define OG_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define OG_API __attribute__((visibility("default")))
+#else
+#define OG_API
+#endif
+
+#define OG_VERSION_MAJOR 0
+#define OG_VERSION_MINOR 1
+#define OG_VERSION_PATCH 0
+
+typedef enum og_status {
+  OG_OK = 0,
+  OG_ERROR_INVALID_ARGUMENT = 1,  /* bad size, leading dimension, pointer, alignment, aliasing */
+  OG_ERROR_UNSUPPORTED = 2,       /* valid request this backend/device cannot run (message says what can) */
+  OG_ERROR_BACKEND_UNAVAILABLE = 3,/* backend not compiled in, or no device present */
+  OG_ERROR_OUT_OF_MEMORY = 4,
+  OG_ERROR_DEVICE_LOST = 5,
+  OG_ERROR_BACKEND_FAILURE = 6,   /* a driver/runtime call failed for another reason */
+  OG_ERROR_INTERNAL = 7
+} og_status;
+
+typedef enum og_dtype {
+  OG_DTYPE_F32 = 0,
+  OG_DTYPE_F16 = 1,
+  OG_DTYPE_BF16 = 2,
+  OG_DTYPE_FP8_E4M3 = 3, /* OCP e4m3fn: max 448, NaN only S.1111.111, no infinities */
+  OG_DTYPE_FP8_E5M2 = 4, /* IEEE-like: max 57344, has inf and NaN */
+  /* Block-scaled formats: declared, implemented by the block-scaled work (see README). */
+  OG_DTYPE_MXFP8 = 5,    /* e4m3 elements, one E8M0 scale per 32 elements along K */
+  OG_DTYPE_MXFP4 = 6,    /* e2m1 elements (2 per byte), one E8M0 scale per 32 along K */
+  OG_DTYPE_NVFP4 = 7     /* e2m1 elements (2 per byte), one e4m3 scale per 16 along K */
+} og_dtype;
+#define OG_DTYPE_COUNT 8
+
+typedef enum og_backend {
+  OG_BACKEND_AUTO = 0, /* fastest available: CUDA, then HIP, then Vulkan, then CPU */
+  OG_BACKEND_CPU = 1,
+  OG_BACKEND_VULKAN = 2,
+  OG_BACKEND_CUDA = 3,
+  OG_BACKEND_HIP = 4
+} og_backend;
+#define OG_BACKEND_COUNT 5
+
+typedef enum og_layout { OG_ROW_MAJOR = 0, OG_COL_MAJOR = 1 } og_layout;
+
+typedef enum og_activation {
+  OG_ACT_NONE = 0,
+  OG_ACT_RELU = 1,
+  OG_ACT_LEAKY_RELU = 2, /* x >= 0 ? x : slope * x */
+  OG_ACT_GELU_TANH = 3,  /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+  OG_ACT_SILU = 4        /* x / (1 + exp(-x)) */
+} og_activation;
+
+typedef enum og_bias_mode {
+  OG_BIAS_NONE = 0,
+  OG_BIAS_PER_N = 1, /* bias[j] added to column j (length N) */
+  OG_BIAS_PER_M = 2  /* bias[i] added to row i (length M) */
+} og_bias_mode;
+
+typedef enum og_memory_kind {
+  OG_MEMORY_NONE = 0,   /* absent operand (C when beta == 0, bias when mode is NONE) */
+  OG_MEMORY_HOST = 1,   /* ordinary host pointer */
+  OG_MEMORY_CUDA = 2,   /* CUDA device pointer */
+  OG_MEMORY_HIP = 3,    /* HIP device pointer */
+  OG_MEMORY_VULKAN = 4  /* VkBuffer handle + byte offset */
+} og_memory_kind;
+
+/* Where an operand lives. For OG_MEMORY_VULKAN, vk_buffer holds a VkBuffer handle (a 64-bit
+ * non-dispatchable handle) and offset is in bytes; for the others, ptr is the address and offset
+ * is added to it in bytes. */
+typedef struct og_memory {
+  og_memory_kind kind;
+  void* ptr;
+  uint64_t vk_buffer;
+  uint64_t offset;
+} og_memory;
+
+/* A strided matrix view of `rows x cols` stored elements. Element (r, c) lives at
+ *   row-major: r * ld + c      column-major: r + c * ld      (in elements)
+ * `transpose` makes the GEMM use the view's transpose: for A, op(A) = A^T when set, so the
+ * view is then K x M. batch_stride is the element distance between consecutive batches
+ * (0 broadcasts one matrix to all batches). `scale` is only used by block-scaled dtypes. */
+typedef struct og_matrix {
+  int64_t rows;
+  int64_t cols;
+  int64_t ld;
+  og_layout layout;
+  int transpose;
+  og_dtype dtype;
+  og_memory mem;
+  int64_t batch_stride;
+  og_memory scale;
+} og_matrix;
+
+typedef struct og_epilogue {
+  float alpha;          /* default 1 */
+  float beta;           /* default 0: C is not read and may be absent */
+  og_activation activation;
+  float leaky_slope;    /* default 0.01, used by OG_ACT_LEAKY_RELU */
+  og_bias_mode bias_mode;
+  og_dtype bias_dtype;  /* f32, f16 or bf16 */
+  og_memory bias;
+  int64_t bias_batch_stride; /* elements between batches' bias vectors (0: shared) */
+} og_epilogue;
+
+typedef struct og_gemm_desc {
+  og_matrix a;          /* op(A): M x K */
+  og_matrix b;          /* op(B): K x N */
+  og_matrix c;          /* M x N, read when beta != 0; may be the same view as d (in place) */
+  og_matrix d;          /* M x N output: f32, f16 or bf16 */
+  og_epilogue epilogue;
+  int64_t batch_count;  /* default 1 */
+  const char* config;   /* optional forced config text, e.g. "128x128x32-g8-s4-w4"; NULL: tuned/heuristic */
+} og_gemm_desc;
+
+typedef enum og_tune_mode {
+  OG_TUNE_CACHE_ONLY = 0, /* use cached results, else the heuristic; never time (default) */
+  OG_TUNE_ON_MISS = 1,    /* time the candidates on the first call of a new problem key */
+  OG_TUNE_OFF = 2         /* heuristic only, no cache reads */
+} og_tune_mode;
+
+/* Handles of a host application's Vulkan objects (all as opaque 64-bit values / pointers so
+ * that this header does not need vulkan.h). When `device` is non-zero OmniGEMM creates no
+ * VkInstance/VkDevice of its own. See omnigemm_vulkan.h for the extensions it needs. */
+typedef struct og_vulkan_host_handles {
+  void* instance;          /* VkInstance */
+  void* physical_device;   /* VkPhysicalDevice */
+  void* device;            /* VkDevice */
+  uint32_t queue_family_index;
+  void* queue;             /* VkQueue, used only by the synchronous calls */
+  void* get_instance_proc_addr; /* PFN_vkGetInstanceProcAddr, NULL: taken from the loader */
+  uint32_t api_version;    /* the VkDevice's API version (VK_MAKE_API_VERSION) */
+  const char* const* enabled_device_extensions;
+  uint32_t enabled_device_extension_count;
+} og_vulkan_host_handles;
+
+typedef struct og_context_options {
+  og_backend backend;      /* default OG_BACKEND_AUTO */
+  int device_index;        /* default 0 */
+  og_tune_mode tune_mode;
+  const char* tune_cache_path; /* NULL: $OMNIGEMM_TUNE_CACHE or ~/.cache/omnigemm/tune.txt */
+  int cpu_threads;         /* CPU backend: 0 = all hardware threads */
+  const og_vulkan_host_handles* vulkan; /* NULL: OmniGEMM makes its own Vulkan device */
+} og_context_options;
+
+typedef struct og_context og_context;
+
+/* Fill defaults (alpha 1, beta 0, batch 1, ...). Always call these before setting fields. */
+OG_API void og_context_options_init(og_context_options* options);
+OG_API void og_gemm_desc_init(og_gemm_desc* desc);
+/* A matrix view with the given shape, row-major, ld = cols, not transposed, no memory. */
+OG_API og_matrix og_matrix_make(int64_t rows, int64_t cols, og_dtype dtype, og_layout layout);
+OG_API og_memory og_memory_host(const void* ptr);
+
+OG_API og_status og_context_create(const og_context_options* options, og_context** out);
+OG_API void og_context_destroy(og_context* ctx);
+OG_API og_backend og_context_backend(const og_context* ctx);
+
+/* Run and wait. Operands must live in memory of the context's backend (or host memory for CPU). */
+OG_API og_status og_gemm(og_context* ctx, const og_gemm_desc* desc);
+/* Enqueue on a backend stream and return: CUDA: cudaStream_t; HIP: hipStream_t; Vulkan: a
+ * VkCommandBuffer in the recording state (the GEMM is recorded, the caller submits; see
+ * omnigemm_vulkan.h for the barriers). CPU: runs synchronously, stream must be NULL. */
+OG_API og_status og_gemm_async(og_context* ctx, const og_gemm_desc* desc, void* stream);
+/* All operands are host pointers: uploads to the backend, runs, downloads D. */
+OG_API og_status og_gemm_host(og_context* ctx, const og_gemm_desc* desc);
+
+/* Thread-local message of the last failed call on this thread ("" when none). */
+OG_API const char* og_last_error_message(void);
+OG_API const char* og_status_name(og_status status);
+OG_API const char* og_dtype_name(og_dtype dtype);
+OG_API const char* og_backend_name(og_backend backend);
+
+/* Capabilities of the backend/device the context runs on. */
+typedef struct og_capabilities {
+  og_backend backend;
+  char device_name[256];
+  char driver_version[128];
+  uint32_t input_dtypes;   /* bit (1 << og_dtype) set for each accepted A/B dtype */
+  uint32_t output_dtypes;  /* bit (1 << og_dtype) set for each accepted D dtype */
+  uint32_t memory_kinds;   /* bit (1 << og_memory_kind) set for each accepted operand memory */
+  int supports_async;
+} og_capabilities;
+OG_API og_status og_context_capabilities(const og_context* ctx, og_capabilities* out);
+/* Is this backend compiled in and does it find a device? (Does not keep a context.) */
+OG_API int og_backend_available(og_backend backend);
+/* OG_OK if (a, b) -> d runs on this context; otherwise the message names what is supported. */
+OG_API og_status og_context_check_dtypes(const og_context* ctx, og_dtype a, og_dtype b, og_dtype d);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* OMNIGEMM_H */

@@ -1,0 +1,105 @@
+/* The one tile scheduler of OmniGEMM.
+ *
+ * This header compiles as C++ (host), CUDA, HIP and GLSL (via GL_GOOGLE_include_directive), so
+ * every backend walks output tiles in exactly the same order. Keep it to the common subset:
+ * 32-bit ints, plain structs without constructors, `OG_OUT(T)` for out-parameters, no pointers,
+ * no names with two consecutive underscores (reserved in GLSL).
+ *
+ * Work decomposition of one launch (all indices zero-based):
+ *   work_id in [0, batch_count * split_k * num_pid_m * num_pid_n)
+ *   batch  = outermost, then the split-K slice, then the output tile in GROUPED order, so that
+ *   consecutive programs share A row-panels and B column-panels in L2.
+ * Callers keep every count below 2^31 (the engine validates this before launching).
+ */
+#ifndef OMNIGEMM_TILE_SCHEDULE_H
+#define OMNIGEMM_TILE_SCHEDULE_H
+
+#if defined(GL_core_profile) || defined(GL_ES) || defined(VULKAN)
+#define OG_GLSL 1
+#endif
+
+#ifdef OG_GLSL
+#define OG_FUNC
+#define OG_OUT(T) out T
+#else
+#if defined(__CUDACC__) || defined(__HIP__) || defined(__HIPCC__)
+#define OG_FUNC static inline __host__ __device__
+#else
+#define OG_FUNC static inline
+#endif
+#define OG_OUT(T) T&
+#endif
+
+struct OgTile {
+  int pid_m; /* tile row:    rows    [pid_m * BLOCK_M, +BLOCK_M) of C */
+  int pid_n; /* tile column: columns [pid_n * BLOCK_N, +BLOCK_N) of C */
+};
+
+struct OgWork {
+  int pid_m;
+  int pid_n;
+  int k_slice; /* split-K slice in [0, split_k) */
+  int batch;
+};
+
+OG_FUNC int og_cdiv(int a, int b) { return (a + b - 1) / b; }
+OG_FUNC int og_imin(int a, int b) { return a < b ? a : b; }
+
+/* Grouped ("super-grouped") ordering: GROUP_M tile rows are walked column by column before
+ * moving on, so a window of GROUP_M x num_pid_n tiles reuses GROUP_M A-panels; the last group
+ * may be short (group_size_m < GROUP_M). group_m == 1 is plain row-major order. */
+OG_FUNC OgTile og_grouped_tile(int pid, int num_pid_m, int num_pid_n, int group_m) {
+  int num_pid_in_group = group_m * num_pid_n;
+  int group_id = pid / num_pid_in_group;
+  int first_pid_m = group_id * group_m;
+  int group_size_m = og_imin(num_pid_m - first_pid_m, group_m);
+  int in_group = pid - group_id * num_pid_in_group; /* pid % num_pid_in_group */
+  OgTile t;
+  t.pid_m = first_pid_m + (in_group % group_size_m);
+  t.pid_n = in_group / group_size_m;
+  return t;
+}
+
+/* Number of work items of one launch (see the header comment). */
+OG_FUNC int og_work_count(int num_pid_m, int num_pid_n, int split_k, int batch_count) {
+  return num_pid_m * num_pid_n * split_k * batch_count;
+}
+
+OG_FUNC OgWork og_work_item(int work_id, int num_pid_m, int num_pid_n, int group_m,
+                                   int split_k) {
+  int tiles = num_pid_m * num_pid_n;
+  int per_batch = tiles * split_k;
+  OgWork w;
+  w.batch = work_id / per_batch;
+  int rest = work_id - w.batch * per_batch;
+  w.k_slice = rest / tiles;
+  OgTile t = og_grouped_tile(rest - w.k_slice * tiles, num_pid_m, num_pid_n, group_m);
+  w.pid_m = t.pid_m;
+  w.pid_n = t.pid_n;
+  return w;
+}
+
+/* The K-tiles [begin, end) of slice `k_slice` when k_tiles BLOCK_K-steps are split split_k
+ * ways as evenly as possible (slice sizes differ by at most one; a slice may be empty only when
+ * split_k > k_tiles). */
+OG_FUNC void og_split_k_range(int k_tiles, int split_k, int k_slice, OG_OUT(int) begin,
+                              OG_OUT(int) end) {
+  int base = k_tiles / split_k;
+  int extra = k_tiles - base * split_k; /* the first `extra` slices get one more */
+  begin = k_slice * base + og_imin(k_slice, extra);
+  end = begin + base + (k_slice < extra ? 1 : 0);
+}
+
+/* Persistent loop: program `program_id` of `num_programs` handles work items
+ *   for (w = og_persistent_first(program_id); w < total; w = og_persistent_next(w, num_programs))
+ * i.e. a grid-stride walk, which keeps concurrently running programs on neighbouring (grouped)
+ * tiles. */
+OG_FUNC int og_persistent_first(int program_id) { return program_id; }
+OG_FUNC int og_persistent_next(int work_id, int num_programs) { return work_id + num_programs; }
+
+/* Grid size for a persistent launch: no more programs than work items. */
+OG_FUNC int og_persistent_grid(int total_work, int max_resident_programs) {
+  return og_imin(total_work, max_resident_programs);
+}
+
+#endif /* OMNIGEMM_TILE_SCHEDULE_H */

@@ -1,0 +1,80 @@
+// The one small interface every backend implements (backends/<name>/). The engine does the
+// validation, the config choice (tuner/heuristic) and the host-memory convenience path; a
+// backend only reports what it can do, runs a validated Problem with a Config, moves bytes and
+// times launches.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "config_space.hpp"
+#include "omnigemm/omnigemm.hpp"
+#include "problem.hpp"
+
+namespace omnigemm::detail {
+
+// Build a failed Status with a message (the engine stores it as og_last_error_message()).
+inline Status error(StatusCode code, std::string message) { return Status{code, std::move(message)}; }
+
+struct DeviceInfo {
+  std::string name;    // e.g. "NVIDIA H100 80GB HBM3", "llvmpipe (LLVM 15.0.6, 256 bits)"
+  std::string driver;  // driver / runtime version text
+  DeviceLimits limits;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual og_backend kind() const = 0;
+  virtual const DeviceInfo& device() const = 0;
+
+  // Bit masks (1 << og_dtype / og_memory_kind) of what run() accepts.
+  virtual uint32_t input_dtypes() const = 0;
+  virtual uint32_t output_dtypes() const = 0;
+  virtual uint32_t memory_kinds() const = 0;
+  virtual bool supports_async() const { return false; }
+
+  // Backend-specific limits beyond the dtype masks (index width, mixed A/B dtypes, ...).
+  // Called after the engine's validation; the message must name what is supported.
+  virtual Status check_problem(const Problem&) const { return {}; }
+
+  // Configs this backend can run for `p`: a subset of config_table(kind()) that fits the
+  // device (config_fits) and that the backend implements. Never empty for a problem that
+  // passed check_problem.
+  virtual std::vector<Config> candidates(const Problem& p) const = 0;
+
+  // Run `p` with `cfg` (one of candidates(p), or a user-forced config, which the backend
+  // must reject with a clear error if it cannot run it). Asynchronous where the backend is:
+  // `stream` is the backend's stream/command buffer (nullptr: its own default queue).
+  virtual Status run(const Problem& p, const Config& cfg, void* stream) = 0;
+  virtual Status synchronize(void* stream) = 0;
+
+  // Device memory for the host convenience call, the tuner and the benchmarks.
+  virtual Status allocate(size_t bytes, og_memory& out) = 0;
+  virtual void release(const og_memory& mem) = 0;
+  virtual Status upload(const og_memory& dst, const void* src, size_t bytes) = 0;
+  virtual Status download(void* dst, const og_memory& src, size_t bytes) = 0;
+
+  // Device time in milliseconds of what `launch` enqueues on the backend's default queue
+  // (CUDA events, Vulkan timestamp queries, a host clock on the CPU).
+  virtual Status time_ms(const std::function<Status()>& launch, double& ms) = 0;
+};
+
+// Factories, one per backend; each returns backend_unavailable with a reason when its
+// runtime or device is missing. Only the backends compiled in are linked (engine/src/registry.cpp).
+struct BackendOptions {
+  int device_index = 0;
+  int cpu_threads = 0;
+  const og_vulkan_host_handles* vulkan = nullptr;
+};
+using BackendFactory = Status (*)(const BackendOptions&, std::unique_ptr<Backend>&);
+
+// The factory of `kind`, or nullptr when that backend was not compiled in.
+BackendFactory backend_factory(og_backend kind);
+
+}  // namespace omnigemm::detail

@@ -1,0 +1,320 @@
+// The C API and dispatch: context creation (backend choice), validation, config choice and
+// the host-memory convenience path. Everything that crosses the API is caught here.
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "tuner.hpp"
+#include "validate.hpp"
+
+using omnigemm::Status;
+using omnigemm::StatusCode;
+using namespace omnigemm::detail;
+
+struct og_context {
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Tuner> tuner;
+};
+
+namespace {
+
+thread_local std::string t_last_error;
+
+og_status report(const Status& s) {
+  if (s.ok()) return OG_OK;
+  t_last_error = s.message;
+  return static_cast<og_status>(s.code);
+}
+
+// Runs `body` and turns any escaping exception into a status (nothing crosses the C API).
+template <class F>
+og_status guarded(F&& body) {
+  try {
+    t_last_error.clear();
+    return report(body());
+  } catch (const std::bad_alloc&) {
+    return report(error(StatusCode::out_of_memory, "out of host memory"));
+  } catch (const std::exception& e) {
+    return report(error(StatusCode::internal, std::string("internal error: ") + e.what()));
+  } catch (...) {
+    return report(error(StatusCode::internal, "internal error: unknown exception"));
+  }
+}
+
+Status make_backend(og_backend kind, const BackendOptions& opt, std::unique_ptr<Backend>& out) {
+  BackendFactory f = backend_factory(kind);
+  if (!f)
+    return error(StatusCode::backend_unavailable,
+                 std::string("backend ") + og_backend_name(kind) + " was not compiled into this build of OmniGEMM");
+  return f(opt, out);
+}
+
+Status create_backend(const og_context_options& o, std::unique_ptr<Backend>& out) {
+  BackendOptions opt{o.device_index, o.cpu_threads, o.vulkan};
+  if (o.device_index < 0) return error(StatusCode::invalid_argument, "device_index is negative");
+  if (o.backend != OG_BACKEND_AUTO) {
+    if (o.backend < OG_BACKEND_AUTO || o.backend >= OG_BACKEND_COUNT)
+      return error(StatusCode::invalid_argument, "unknown backend " + std::to_string(o.backend));
+    return make_backend(o.backend, opt, out);
+  }
+  // Auto: the fastest backend that finds a device; the reasons of the others are kept for the
+  // message in case none does (the CPU backend always does).
+  std::string reasons;
+  for (og_backend k : {OG_BACKEND_CUDA, OG_BACKEND_HIP, OG_BACKEND_VULKAN, OG_BACKEND_CPU}) {
+    Status s = make_backend(k, opt, out);
+    if (s.ok()) return s;
+    reasons += std::string(reasons.empty() ? "" : "; ") + s.message;
+  }
+  return error(StatusCode::backend_unavailable, "no backend available: " + reasons);
+}
+
+// Resolves validation, backend support and the config in one place for every entry point.
+Status prepare(og_context* ctx, const og_gemm_desc* desc, Problem& p, Config& cfg) {
+  if (!ctx) return error(StatusCode::invalid_argument, "null context");
+  if (!desc) return error(StatusCode::invalid_argument, "null gemm descriptor");
+  Status s = validate(*desc, p);
+  if (!s) return s;
+  if (!(s = check_backend_support(*ctx->backend, p))) return s;
+  if (p.empty()) return s;
+  return ctx->tuner->choose(*ctx->backend, p, cfg);
+}
+
+// og_gemm_host: copy every present operand into device memory of the backend, run, copy D back.
+Status run_host(og_context* ctx, const og_gemm_desc* desc) {
+  Problem p;
+  Config cfg;
+  Status s = prepare(ctx, desc, p, cfg);
+  if (!s || p.empty()) return s;
+  if (p.d.mem.kind != OG_MEMORY_HOST)
+    return error(StatusCode::invalid_argument, "og_gemm_host needs every operand in host memory (OG_MEMORY_HOST)");
+  Backend& be = *ctx->backend;
+  if (be.memory_kinds() & (1u << OG_MEMORY_HOST)) {
+    if (!(s = be.run(p, cfg, nullptr))) return s;
+    return be.synchronize(nullptr);
+  }
+
+  struct Staged { og_memory host; og_memory dev{}; size_t bytes = 0; };
+  std::vector<Staged> staged;
+  auto cleanup = [&] { for (auto& st : staged) if (st.dev.kind != OG_MEMORY_NONE) be.release(st.dev); };
+  auto stage = [&](og_memory& mem, int64_t elements, og_dtype dtype, bool copy_in) -> Status {
+    Staged st{mem};
+    st.bytes = size_t(elements) * size_t(dtype_bytes(dtype));
+    Status r = be.allocate(st.bytes, st.dev);
+    if (!r) return r;
+    staged.push_back(st);
+    if (copy_in) {
+      const char* src = static_cast<const char*>(mem.ptr) + mem.offset;
+      if (!(r = be.upload(st.dev, src, st.bytes))) return r;
+    }
+    mem = st.dev;
+    return {};
+  };
+  bool in_place = p.c.present && p.c.mem.ptr == p.d.mem.ptr && p.c.mem.offset == p.d.mem.offset;
+  og_memory d_host = p.d.mem;
+  Status r;
+  if (p.a.present && !(r = stage(p.a.mem, p.a.extent_elements(p.batch), p.a.dtype, true))) { cleanup(); return r; }
+  if (p.b.present && !(r = stage(p.b.mem, p.b.extent_elements(p.batch), p.b.dtype, true))) { cleanup(); return r; }
+  // D is uploaded too: elements between the strided rows must survive the round trip.
+  if (!(r = stage(p.d.mem, p.d.extent_elements(p.batch), p.d.dtype, true))) { cleanup(); return r; }
+  if (in_place) p.c.mem = p.d.mem;
+  else if (p.c.present && !(r = stage(p.c.mem, p.c.extent_elements(p.batch), p.c.dtype, true))) { cleanup(); return r; }
+  if (p.bias_mode != OG_BIAS_NONE) {
+    const int64_t len = p.bias_mode == OG_BIAS_PER_N ? p.n : p.m;
+    const int64_t elems = len + (p.batch - 1) * p.bias_batch_stride;
+    if (!(r = stage(p.bias, elems, p.bias_dtype, true))) { cleanup(); return r; }
+  }
+  if ((r = be.run(p, cfg, nullptr)) && (r = be.synchronize(nullptr))) {
+    char* dst = static_cast<char*>(d_host.ptr) + d_host.offset;
+    r = be.download(dst, p.d.mem, size_t(p.d.extent_elements(p.batch)) * size_t(dtype_bytes(p.d.dtype)));
+  }
+  cleanup();
+  return r;
+}
+
+}  // namespace
+
+extern "C" {
+
+void og_context_options_init(og_context_options* o) {
+  if (!o) return;
+  std::memset(o, 0, sizeof *o);
+  o->backend = OG_BACKEND_AUTO;
+  o->tune_mode = OG_TUNE_CACHE_ONLY;
+}
+
+void og_gemm_desc_init(og_gemm_desc* d) {
+  if (!d) return;
+  std::memset(d, 0, sizeof *d);
+  d->a = d->b = d->c = d->d = og_matrix_make(0, 0, OG_DTYPE_F32, OG_ROW_MAJOR);
+  d->epilogue.alpha = 1.0f;
+  d->epilogue.beta = 0.0f;
+  d->epilogue.leaky_slope = 0.01f;
+  d->epilogue.bias_dtype = OG_DTYPE_F32;
+  d->batch_count = 1;
+}
+
+og_matrix og_matrix_make(int64_t rows, int64_t cols, og_dtype dtype, og_layout layout) {
+  og_matrix m;
+  std::memset(&m, 0, sizeof m);
+  m.rows = rows;
+  m.cols = cols;
+  m.layout = layout;
+  m.ld = layout == OG_ROW_MAJOR ? (cols > 1 ? cols : 1) : (rows > 1 ? rows : 1);
+  m.dtype = dtype;
+  return m;
+}
+
+og_memory og_memory_host(const void* ptr) { return og_memory{OG_MEMORY_HOST, const_cast<void*>(ptr), 0, 0}; }
+
+og_status og_context_create(const og_context_options* options, og_context** out) {
+  return guarded([&]() -> Status {
+    if (!out) return error(StatusCode::invalid_argument, "null output pointer for the context");
+    *out = nullptr;
+    og_context_options o;
+    og_context_options_init(&o);
+    if (options) o = *options;
+    if (o.tune_mode < OG_TUNE_CACHE_ONLY || o.tune_mode > OG_TUNE_OFF)
+      return error(StatusCode::invalid_argument, "unknown tune mode " + std::to_string(o.tune_mode));
+    auto ctx = std::make_unique<og_context>();
+    Status s = create_backend(o, ctx->backend);
+    if (!s) return s;
+    ctx->tuner = std::make_unique<Tuner>(o.tune_cache_path ? o.tune_cache_path : default_tune_cache_path(),
+                                         o.tune_mode);
+    *out = ctx.release();
+    return {};
+  });
+}
+
+void og_context_destroy(og_context* ctx) {
+  try {
+    delete ctx;
+  } catch (...) {
+  }
+}
+
+og_backend og_context_backend(const og_context* ctx) { return ctx ? ctx->backend->kind() : OG_BACKEND_AUTO; }
+
+og_status og_gemm(og_context* ctx, const og_gemm_desc* desc) {
+  return guarded([&]() -> Status {
+    Problem p;
+    Config cfg;
+    Status s = prepare(ctx, desc, p, cfg);
+    if (!s || p.empty()) return s;
+    if (!(s = ctx->backend->run(p, cfg, nullptr))) return s;
+    return ctx->backend->synchronize(nullptr);
+  });
+}
+
+og_status og_gemm_async(og_context* ctx, const og_gemm_desc* desc, void* stream) {
+  return guarded([&]() -> Status {
+    Problem p;
+    Config cfg;
+    Status s = prepare(ctx, desc, p, cfg);
+    if (!s || p.empty()) return s;
+    if (!ctx->backend->supports_async()) {
+      if (stream) return error(StatusCode::invalid_argument,
+                               std::string("backend ") + og_backend_name(ctx->backend->kind()) +
+                                   " has no streams: pass stream = NULL (the call then runs synchronously)");
+      if (!(s = ctx->backend->run(p, cfg, nullptr))) return s;
+      return ctx->backend->synchronize(nullptr);
+    }
+    return ctx->backend->run(p, cfg, stream);
+  });
+}
+
+og_status og_gemm_host(og_context* ctx, const og_gemm_desc* desc) {
+  return guarded([&] { return run_host(ctx, desc); });
+}
+
+const char* og_last_error_message(void) { return t_last_error.c_str(); }
+
+const char* og_status_name(og_status s) {
+  switch (s) {
+    case OG_OK: return "ok";
+    case OG_ERROR_INVALID_ARGUMENT: return "invalid_argument";
+    case OG_ERROR_UNSUPPORTED: return "unsupported";
+    case OG_ERROR_BACKEND_UNAVAILABLE: return "backend_unavailable";
+    case OG_ERROR_OUT_OF_MEMORY: return "out_of_memory";
+    case OG_ERROR_DEVICE_LOST: return "device_lost";
+    case OG_ERROR_BACKEND_FAILURE: return "backend_failure";
+    case OG_ERROR_INTERNAL: return "internal";
+  }
+  return "unknown_status";
+}
+
+const char* og_dtype_name(og_dtype d) {
+  switch (d) {
+    case OG_DTYPE_F32: return "f32";
+    case OG_DTYPE_F16: return "f16";
+    case OG_DTYPE_BF16: return "bf16";
+    case OG_DTYPE_FP8_E4M3: return "fp8_e4m3";
+    case OG_DTYPE_FP8_E5M2: return "fp8_e5m2";
+    case OG_DTYPE_MXFP8: return "mxfp8";
+    case OG_DTYPE_MXFP4: return "mxfp4";
+    case OG_DTYPE_NVFP4: return "nvfp4";
+  }
+  return "unknown_dtype";
+}
+
+const char* og_backend_name(og_backend b) {
+  switch (b) {
+    case OG_BACKEND_AUTO: return "auto";
+    case OG_BACKEND_CPU: return "cpu";
+    case OG_BACKEND_VULKAN: return "vulkan";
+    case OG_BACKEND_CUDA: return "cuda";
+    case OG_BACKEND_HIP: return "hip";
+  }
+  return "unknown_backend";
+}
+
+og_status og_context_capabilities(const og_context* ctx, og_capabilities* out) {
+  return guarded([&]() -> Status {
+    if (!ctx || !out) return error(StatusCode::invalid_argument, "null context or output");
+    std::memset(out, 0, sizeof *out);
+    const Backend& be = *ctx->backend;
+    out->backend = be.kind();
+    std::strncpy(out->device_name, be.device().name.c_str(), sizeof out->device_name - 1);
+    std::strncpy(out->driver_version, be.device().driver.c_str(), sizeof out->driver_version - 1);
+    out->input_dtypes = be.input_dtypes();
+    out->output_dtypes = be.output_dtypes();
+    out->memory_kinds = be.memory_kinds();
+    out->supports_async = be.supports_async() ? 1 : 0;
+    return {};
+  });
+}
+
+int og_backend_available(og_backend backend) {
+  try {
+    if (backend == OG_BACKEND_AUTO) return 1;
+    std::unique_ptr<Backend> be;
+    og_context_options o;
+    og_context_options_init(&o);
+    o.backend = backend;
+    return create_backend(o, be).ok() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+og_status og_context_check_dtypes(const og_context* ctx, og_dtype a, og_dtype b, og_dtype d) {
+  return guarded([&]() -> Status {
+    if (!ctx) return error(StatusCode::invalid_argument, "null context");
+    const Backend& be = *ctx->backend;
+    const std::string bname = og_backend_name(be.kind());
+    const bool ok_in = a >= 0 && a < OG_DTYPE_COUNT && b >= 0 && b < OG_DTYPE_COUNT &&
+                       (be.input_dtypes() & (1u << a)) && (be.input_dtypes() & (1u << b));
+    if (!ok_in)
+      return error(StatusCode::unsupported,
+                   "backend " + bname + " on " + be.device().name + " accepts inputs: " + dtype_list(be.input_dtypes()));
+    if (!(d >= 0 && d < OG_DTYPE_COUNT && (be.output_dtypes() & (1u << d))))
+      return error(StatusCode::unsupported,
+                   "backend " + bname + " on " + be.device().name + " writes outputs: " + dtype_list(be.output_dtypes()));
+    return {};
+  });
+}
+
+}  // extern "C"

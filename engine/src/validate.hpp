@@ -1,0 +1,21 @@
+// Problem validation shared by all backends: turns a public og_gemm_desc into a Problem or
+// explains, in one sentence naming the operand and the rule, why it cannot.
+#pragma once
+
+#include "backend.hpp"
+#include "problem.hpp"
+
+namespace omnigemm::detail {
+
+// Checks everything that does not depend on the backend: sizes (negative, overflowing),
+// shapes, leading dimensions, batch strides, dtypes, missing or null memory, element
+// alignment, output aliasing an input, epilogue fields and a forced config's syntax.
+Status validate(const og_gemm_desc& desc, Problem& out);
+
+// The backend-dependent part: memory kinds, dtype combinations, then backend.check_problem().
+Status check_backend_support(const Backend& backend, const Problem& p);
+
+// "f32, f16, bf16" for a dtype bit mask.
+std::string dtype_list(uint32_t mask);
+
+}  // namespace omnigemm::detail

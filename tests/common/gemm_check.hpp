@@ -1,0 +1,204 @@
+// Test support shared by every backend's tests: host matrices of any dtype filled with fresh
+// random values, a float64 reference GEMM with the full epilogue, NaN poisoning of outputs and
+// the per-dtype tolerances (see tolerance() for their justification).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "omnigemm/numeric.hpp"
+#include "omnigemm/omnigemm.hpp"
+
+namespace omnigemm::test {
+
+// One seed per process, fresh each run, printed so a failure can be replayed with
+// OMNIGEMM_TEST_SEED=<seed>.
+inline uint64_t test_seed() {
+  static const uint64_t seed = [] {
+    uint64_t s;
+    if (const char* e = std::getenv("OMNIGEMM_TEST_SEED"); e && *e) s = std::strtoull(e, nullptr, 10);
+    else s = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+    std::printf("[omnigemm tests] seed %llu (set OMNIGEMM_TEST_SEED to replay)\n", (unsigned long long)s);
+    return s;
+  }();
+  return seed;
+}
+
+inline std::mt19937_64& rng() {
+  static std::mt19937_64 g(test_seed());
+  return g;
+}
+
+inline int dtype_size(Dtype d) { return d == Dtype::f32 ? 4 : (d == Dtype::f16 || d == Dtype::bf16) ? 2 : 1; }
+
+inline double decode(Dtype d, const uint8_t* p) {
+  using namespace numeric;
+  uint16_t h;
+  switch (d) {
+    case Dtype::f32: { float f; std::memcpy(&f, p, 4); return f; }
+    case Dtype::f16: std::memcpy(&h, p, 2); return f16_to_f32(h);
+    case Dtype::bf16: std::memcpy(&h, p, 2); return bf16_to_f32(h);
+    case Dtype::fp8_e4m3: return e4m3_to_f32(*p);
+    case Dtype::fp8_e5m2: return e5m2_to_f32(*p);
+    default: return NAN;
+  }
+}
+
+inline void encode(Dtype d, uint8_t* p, float v) {
+  using namespace numeric;
+  uint16_t h;
+  switch (d) {
+    case Dtype::f32: std::memcpy(p, &v, 4); break;
+    case Dtype::f16: h = f32_to_f16(v); std::memcpy(p, &h, 2); break;
+    case Dtype::bf16: h = f32_to_bf16(v); std::memcpy(p, &h, 2); break;
+    case Dtype::fp8_e4m3: *p = f32_to_e4m3(v); break;
+    case Dtype::fp8_e5m2: *p = f32_to_e5m2(v); break;
+    default: break;
+  }
+}
+
+// A host matrix view plus its storage (rows x cols elements with leading dimension ld, in
+// `batches` copies batch_stride apart). Storage beyond the view (ld padding, gaps between
+// batches) exists and is checked to stay untouched for outputs.
+struct HostMatrix {
+  Dtype dtype = Dtype::f32;
+  int64_t rows = 0, cols = 0, ld = 0, batch_stride = 0, batches = 1;
+  Layout layout = Layout::row_major;
+  bool transposed = false;
+  std::vector<uint8_t> bytes;
+
+  HostMatrix() = default;
+  HostMatrix(int64_t r, int64_t c, Dtype d, Layout l = Layout::row_major, int64_t ld_pad = 0, int64_t nb = 1,
+             int64_t batch_gap = 0)
+      : dtype(d), rows(r), cols(c), batches(nb), layout(l) {
+    const int64_t inner = l == Layout::row_major ? c : r, outer = l == Layout::row_major ? r : c;
+    ld = std::max<int64_t>(inner, 1) + ld_pad;
+    batch_stride = outer * ld + batch_gap;
+    bytes.resize(size_t(std::max<int64_t>(batch_stride * nb, 1)) * dtype_size(d));
+  }
+  int64_t offset(int64_t b, int64_t r, int64_t c) const {
+    return b * batch_stride + (layout == Layout::row_major ? r * ld + c : r + c * ld);
+  }
+  double get(int64_t b, int64_t r, int64_t c) const { return decode(dtype, &bytes[offset(b, r, c) * dtype_size(dtype)]); }
+  void set(int64_t b, int64_t r, int64_t c, float v) { encode(dtype, &bytes[offset(b, r, c) * dtype_size(dtype)], v); }
+  // Every stored element (including padding) gets a fresh random value in [-1, 1], never 0.
+  void randomize(float scale = 1.0f) {
+    std::uniform_real_distribution<float> u(0.05f, 1.0f);
+    std::bernoulli_distribution sign(0.5);
+    const int es = dtype_size(dtype);
+    for (size_t i = 0; i + es <= bytes.size(); i += es) {
+      float v = u(rng()) * scale;
+      encode(dtype, &bytes[i], sign(rng()) ? -v : v);
+    }
+  }
+  // NaN in every stored element (outputs are poisoned before every run).
+  void poison() {
+    const int es = dtype_size(dtype);
+    for (size_t i = 0; i + es <= bytes.size(); i += es) encode(dtype, &bytes[i], NAN);
+  }
+  Matrix view(Memory mem) const {
+    Matrix m(rows, cols, dtype, mem, layout);
+    m.ld(ld).batch_stride(batches > 1 ? batch_stride : 0).transposed(transposed);
+    return m;
+  }
+  Matrix host_view() const { return view(Memory::host(bytes.data())); }
+  // Logical element (i, j) of op(X).
+  double op_get(int64_t b, int64_t i, int64_t j) const { return transposed ? get(b, j, i) : get(b, i, j); }
+};
+
+struct EpilogueSpec {
+  float alpha = 1.0f, beta = 0.0f;
+  Activation act = Activation::none;
+  float slope = 0.01f;
+  BiasMode bias_mode = BiasMode::none;
+};
+
+inline double activate_ref(Activation a, double x, double slope) {
+  switch (a) {
+    case Activation::relu: return x > 0 ? x : 0;
+    case Activation::leaky_relu: return x >= 0 ? x : slope * x;
+    case Activation::gelu_tanh: return 0.5 * x * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case Activation::silu: return x / (1 + std::exp(-x));
+    default: return x;
+  }
+}
+
+// float64 reference of D for every batch, as a dense [batch][M][N] array.
+inline std::vector<double> reference_gemm(const HostMatrix& A, const HostMatrix& B, const HostMatrix* C,
+                                          const std::vector<float>* bias, const EpilogueSpec& e, int64_t batches) {
+  const int64_t M = A.transposed ? A.cols : A.rows, K = A.transposed ? A.rows : A.cols;
+  const int64_t N = B.transposed ? B.rows : B.cols;
+  std::vector<double> ref(size_t(batches * M * N));
+  std::vector<double> a_row(static_cast<size_t>(K));
+  for (int64_t b = 0; b < batches; ++b) {
+    const int64_t ab = A.batches > 1 ? b : 0, bb = B.batches > 1 ? b : 0;
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t k = 0; k < K; ++k) a_row[size_t(k)] = A.op_get(ab, i, k);
+      for (int64_t j = 0; j < N; ++j) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += a_row[size_t(k)] * B.op_get(bb, k, j);
+        double v = e.alpha * acc;
+        if (C && e.beta != 0.0f) v += double(e.beta) * C->get(C->batches > 1 ? b : 0, i, j);
+        if (bias && e.bias_mode == BiasMode::per_n) v += (*bias)[size_t(j)];
+        if (bias && e.bias_mode == BiasMode::per_m) v += (*bias)[size_t(i)];
+        ref[size_t((b * M + i) * N + j)] = activate_ref(e.act, v, e.slope);
+      }
+    }
+  }
+  return ref;
+}
+
+// Relative Frobenius error ||out - ref|| / ||ref||; any NaN/inf in out gives +inf. Also counts
+// elements that are not finite, to report unwritten (still poisoned) outputs by name.
+struct ErrorReport {
+  double rel_error = 0;
+  int64_t non_finite = 0;
+  int64_t padding_touched = 0;  // stored elements outside the view that changed
+};
+
+inline ErrorReport compare(const HostMatrix& D, const std::vector<double>& ref, const HostMatrix* d_before = nullptr) {
+  ErrorReport r;
+  double num = 0, den = 0;
+  const int64_t M = D.rows, N = D.cols;
+  for (int64_t b = 0; b < D.batches; ++b)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        const double o = D.get(b, i, j), x = ref[size_t((b * M + i) * N + j)];
+        if (!std::isfinite(o)) { ++r.non_finite; continue; }
+        num += (o - x) * (o - x);
+        den += x * x;
+      }
+  r.rel_error = r.non_finite ? INFINITY : std::sqrt(num) / (den > 0 ? std::sqrt(den) : 1.0);
+  if (d_before) {  // padding must keep its bytes exactly
+    const int es = dtype_size(D.dtype);
+    std::vector<uint8_t> inside(D.bytes.size() / es, 0);
+    for (int64_t b = 0; b < D.batches; ++b)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) inside[size_t(D.offset(b, i, j))] = 1;
+    for (size_t e = 0; e < inside.size(); ++e)
+      if (!inside[e] && std::memcmp(&D.bytes[e * es], &d_before->bytes[e * es], size_t(es)) != 0) ++r.padding_touched;
+  }
+  return r;
+}
+
+// Tolerance on ||out - ref|| / ||ref||, by output dtype and K. Inputs are decoded exactly in
+// the reference, so only two errors remain:
+//  - fp32 accumulation: a K-term dot product in f32 has relative error up to ~K * 2^-24 in the
+//    worst case, ~sqrt(K) * 2^-24 typically; we allow 4 * sqrt(K) * 2^-24 + 1e-6.
+//  - output rounding: half an ulp relative, f16 2^-11 (4.9e-4), bf16 2^-8 (3.9e-3); the norm of
+//    uniformly distributed rounding errors is about ulp/sqrt(3), so 1.5x half an ulp bounds it.
+// Tensor-core paths accumulate in f32 too (HGMMA/coopmat with f32 accumulators), so the same
+// bounds hold on every backend.
+inline double tolerance(Dtype out, int64_t K) {
+  const double accumulate = 4.0 * std::sqrt(double(std::max<int64_t>(K, 1))) * std::ldexp(1.0, -24) + 1e-6;
+  const double rounding = out == Dtype::f16 ? 1.5 * std::ldexp(1.0, -11) : out == Dtype::bf16 ? 1.5 * std::ldexp(1.0, -8) : 0.0;
+  return accumulate + rounding;
+}
+
+}  // namespace omnigemm::test
