@@ -73,12 +73,12 @@ Status create_backend(const og_context_options& o, std::unique_ptr<Backend>& out
 }
 
 // Resolves validation, backend support and the config in one place for every entry point.
-Status prepare(og_context* ctx, const og_gemm_desc* desc, Problem& p, Config& cfg) {
+Status prepare(og_context* ctx, const og_gemm_desc* desc, Problem& p, Config& cfg, bool host_staging = false) {
   if (!ctx) return error(StatusCode::invalid_argument, "null context");
   if (!desc) return error(StatusCode::invalid_argument, "null gemm descriptor");
   Status s = validate(*desc, p);
   if (!s) return s;
-  if (!(s = check_backend_support(*ctx->backend, p))) return s;
+  if (!(s = check_backend_support(*ctx->backend, p, host_staging))) return s;
   if (p.empty()) return s;
   return ctx->tuner->choose(*ctx->backend, p, cfg);
 }
@@ -87,7 +87,7 @@ Status prepare(og_context* ctx, const og_gemm_desc* desc, Problem& p, Config& cf
 Status run_host(og_context* ctx, const og_gemm_desc* desc) {
   Problem p;
   Config cfg;
-  Status s = prepare(ctx, desc, p, cfg);
+  Status s = prepare(ctx, desc, p, cfg, /*host_staging=*/true);
   if (!s || p.empty()) return s;
   if (p.d.mem.kind != OG_MEMORY_HOST)
     return error(StatusCode::invalid_argument, "og_gemm_host needs every operand in host memory (OG_MEMORY_HOST)");

@@ -266,7 +266,7 @@ Status validate(const og_gemm_desc& desc, Problem& p) {
   return {};
 }
 
-Status check_backend_support(const Backend& be, const Problem& p) {
+Status check_backend_support(const Backend& be, const Problem& p, bool host_staging) {
   const std::string bname = og_backend_name(be.kind());
   if (!(be.input_dtypes() & (1u << p.a.dtype)) || !(be.input_dtypes() & (1u << p.b.dtype)))
     return error(StatusCode::unsupported, "backend " + bname + " does not accept inputs " +
@@ -275,7 +275,7 @@ Status check_backend_support(const Backend& be, const Problem& p) {
   if (!(be.output_dtypes() & (1u << p.d.dtype)))
     return error(StatusCode::unsupported, "backend " + bname + " does not write " + og_dtype_name(p.d.dtype) +
                                               "; its output dtypes are: " + dtype_list(be.output_dtypes()));
-  if (!p.empty() && !(be.memory_kinds() & (1u << p.d.mem.kind)))
+  if (!host_staging && !p.empty() && !(be.memory_kinds() & (1u << p.d.mem.kind)))
     return invalid("backend " + bname + " cannot use this memory kind; use og_gemm_host for host pointers "
                    "or pass memory of the context's backend");
   return be.check_problem(p);

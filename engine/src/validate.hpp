@@ -12,8 +12,9 @@ namespace omnigemm::detail {
 // alignment, output aliasing an input, epilogue fields and a forced config's syntax.
 Status validate(const og_gemm_desc& desc, Problem& out);
 
-// The backend-dependent part: memory kinds, dtype combinations, then backend.check_problem().
-Status check_backend_support(const Backend& backend, const Problem& p);
+// The backend-dependent part: memory kinds (unless the engine stages host memory itself),
+// dtype combinations, then backend.check_problem().
+Status check_backend_support(const Backend& backend, const Problem& p, bool host_staging = false);
 
 // "f32, f16, bf16" for a dtype bit mask.
 std::string dtype_list(uint32_t mask);
