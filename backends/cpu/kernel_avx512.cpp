@@ -14,6 +14,12 @@ void micro_kernel_avx512(int64_t kc, const float* a, const float* b, float* tile
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  // The tile's rows are usually not in cache (W spans many MiB): fetch them during the k loop.
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(tile + i * ldt), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(tile + i * ldt + 16), _MM_HINT_T0);
+  }
   for (int64_t k = 0; k < kc; ++k) {
     __m512 bv[NV];
 #pragma GCC unroll 4
