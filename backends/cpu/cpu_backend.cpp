@@ -42,6 +42,9 @@
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 #include <immintrin.h>
 #endif
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 namespace omnigemm::detail {
 
@@ -347,6 +350,15 @@ void cpu_relax() {
 #endif
 }
 
+// The CPU the calling thread runs on, or -1 where the OS does not tell.
+int current_cpu() {
+#if defined(__linux__)
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
+
 // A team barrier: spins briefly (team members are running on their own cores), then yields.
 class SpinBarrier {
  public:
@@ -372,7 +384,11 @@ class SpinBarrier {
 };
 
 // Persistent workers; run(fn) calls fn(t) for every t in [0, size()) (t = 0 on the caller)
-// and returns when all have finished.
+// and returns when all have finished. After a job, workers spin for kSpinAfterJob before they
+// sleep: waking a sleeping thread can take a millisecond (an idle vCPU must be rescheduled),
+// which would dominate back-to-back small GEMMs. A worker that finds itself on the caller's CPU
+// sleeps at once instead: spinning there would keep it off the idle core the scheduler picks
+// for a woken thread (seen on a 2-vCPU VM: 5x slower small GEMMs).
 class ThreadPool {
  public:
   explicit ThreadPool(int size) : size_(size) {
@@ -381,7 +397,7 @@ class ThreadPool {
   ~ThreadPool() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
+      stop_.store(true, std::memory_order_release);
     }
     wake_.notify_all();
     for (auto& w : workers_) w.join();
@@ -393,8 +409,9 @@ class ThreadPool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       job_ = &fn;
+      caller_cpu_.store(current_cpu(), std::memory_order_relaxed);
       pending_.store(size_ - 1, std::memory_order_relaxed);
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
     fn(0);
@@ -406,15 +423,31 @@ class ThreadPool {
   }
 
  private:
+  static constexpr auto kSpinAfterJob = std::chrono::microseconds(2000);
+
   void worker(int t) {
     uint64_t seen = 0;
     for (;;) {
+      // Spin for a new generation a while, then sleep on the condition variable.
+      const auto spin_start = std::chrono::steady_clock::now();
+      for (unsigned spins = 1; generation_.load(std::memory_order_acquire) == seen &&
+                               !stop_.load(std::memory_order_acquire);
+           ++spins) {
+        cpu_relax();
+        if (spins % 256 == 0) {
+          if (std::chrono::steady_clock::now() - spin_start > kSpinAfterJob) break;
+          const int cpu = current_cpu();
+          if (cpu >= 0 && cpu == caller_cpu_.load(std::memory_order_relaxed)) break;
+        }
+      }
       const std::function<void(int)>* job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
+        wake_.wait(lock, [&] {
+          return stop_.load(std::memory_order_relaxed) || generation_.load(std::memory_order_relaxed) != seen;
+        });
+        if (stop_.load(std::memory_order_relaxed)) return;
+        seen = generation_.load(std::memory_order_relaxed);
         job = job_;
       }
       (*job)(t);
@@ -429,10 +462,11 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  const std::function<void(int)>* job_ = nullptr;
-  uint64_t generation_ = 0;
-  std::atomic<int> pending_{0};  // workers still inside the current job
-  bool stop_ = false;
+  const std::function<void(int)>* job_ = nullptr;  // guarded by mutex_
+  std::atomic<uint64_t> generation_{0};           // written under mutex_, read by spinning workers
+  std::atomic<int> pending_{0};                   // workers still inside the current job
+  std::atomic<bool> stop_{false};
+  std::atomic<int> caller_cpu_{-1};  // where the last run() was called from
 };
 
 // ---------------------------------------------------------------------------------------------
