@@ -125,14 +125,18 @@ const Fp8Tables& fp8_tables() {
   return t;
 }
 
-// numeric::f16_to_f32 without the ldexp call: a subnormal man * 2^-24 is exact in f32.
+// numeric::f16_to_f32, branch-free (selects only, so packing loops vectorise and random bit
+// patterns do not mispredict): subnormals come out as (2^-14 + man * 2^-24) - 2^-14, which is
+// exact because every f16 subnormal is a normal f32.
 inline float f16_bits_to_f32(uint16_t h) {
   const uint32_t sign = uint32_t(h & 0x8000) << 16;
-  const uint32_t exp = (h >> 10) & 0x1f;
-  const uint32_t man = h & 0x3ff;
-  if (exp == 0) return std::bit_cast<float>(std::bit_cast<uint32_t>(float(man) * 0x1p-24f) | sign);
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (man << 13));
-  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (man << 13));
+  const uint32_t shifted = uint32_t(h & 0x7fff) << 13;  // exponent and mantissa in f32 position
+  const uint32_t exp = shifted & 0x0f800000u;
+  const uint32_t normal = shifted + (112u << 23);       // rebias 15 -> 127
+  const uint32_t inf_nan = normal + (112u << 23);       // exponent 31 -> 255
+  const float subnormal = std::bit_cast<float>(normal + (1u << 23)) - 0x1p-14f;
+  const uint32_t magnitude = exp == 0x0f800000u ? inf_nan : exp == 0 ? std::bit_cast<uint32_t>(subnormal) : normal;
+  return std::bit_cast<float>(magnitude | sign);
 }
 
 // Loads element i (in elements) of a typed array as f32.
@@ -218,10 +222,13 @@ void pack_one_panel(const L& load, int64_t base, int64_t sr, int64_t sc, int h, 
       float* d = dst + c0 * w;
       for (int i = 0; i < h; ++i) {
         const int64_t row = base + i * sr + c0;
-        if (n == kBlock)
-          for (int64_t c = 0; c < kBlock; ++c) d[c * w + i] = load(row + c);
-        else
+        if (n == kBlock) {  // decode 16 contiguous values (vectorisable), then scatter them
+          float decoded[kBlock];
+          for (int64_t c = 0; c < kBlock; ++c) decoded[c] = load(row + c);
+          for (int64_t c = 0; c < kBlock; ++c) d[c * w + i] = decoded[c];
+        } else {
           for (int64_t c = 0; c < n; ++c) d[c * w + i] = load(row + c);
+        }
       }
       for (int i = h; i < w; ++i)
         for (int64_t c = 0; c < n; ++c) d[c * w + i] = 0.0f;

@@ -480,3 +480,68 @@ TEST_CASE("cpu: two threads calling one context concurrently") {
     }
   }
 }
+
+TEST_CASE("cpu: every f16, bf16, fp8 bit pattern is decoded exactly as numeric.hpp, through A and through B") {
+  Context ctx = make_context();
+  for (Dtype dt : {Dtype::f16, Dtype::bf16, Dtype::fp8_e4m3, Dtype::fp8_e5m2}) {
+    CAPTURE(name(dt));
+    const int64_t count = dtype_size(dt) == 2 ? 65536 : 256;
+    std::vector<uint8_t> patterns(size_t(count * dtype_size(dt)));
+    for (int64_t p = 0; p < count; ++p) std::memcpy(&patterns[size_t(p * dtype_size(dt))], &p, size_t(dtype_size(dt)));
+    auto decoded = [&](int64_t p) { return decode(dt, &patterns[size_t(p * dtype_size(dt))]); };
+
+    // Finite patterns: D = X * I (or I * X) with K = 16 is exactly X; every packing path is
+    // taken (rows or columns contiguous, on the A and on the B side).
+    const int64_t K = 16, R = count / K;
+    std::vector<uint8_t> finite = patterns;
+    for (int64_t p = 0; p < count; ++p)
+      if (!std::isfinite(decoded(p))) std::memset(&finite[size_t(p * dtype_size(dt))], 0, size_t(dtype_size(dt)));
+    std::vector<float> identity(size_t(K * K), 0.0f);
+    for (int64_t i = 0; i < K; ++i) identity[size_t(i * K + i)] = 1.0f;
+    for (bool on_a : {true, false})
+      for (Layout layout : {Layout::row_major, Layout::col_major}) {
+        CAPTURE(on_a);
+        CAPTURE(int(layout));
+        // The pattern matrix is stored so that element p sits at logical (p / K, p % K) of an
+        // R x K matrix for A, or at (p % K, p / K) of a K x R matrix for B.
+        const int64_t rows = on_a ? R : K, cols = on_a ? K : R;
+        std::vector<uint8_t> stored(finite.size());
+        for (int64_t p = 0; p < count; ++p) {
+          const int64_t r = on_a ? p / K : p % K, c = on_a ? p % K : p / K;
+          const int64_t at = layout == Layout::row_major ? r * cols + c : r + c * rows;
+          std::memcpy(&stored[size_t(at * dtype_size(dt))], &finite[size_t(p * dtype_size(dt))], size_t(dtype_size(dt)));
+        }
+        std::vector<float> d(size_t(on_a ? R * K : K * R), NAN);
+        Gemm g;
+        const Matrix x = Matrix::host(stored.data(), rows, cols, dt, layout);
+        const Matrix eye = Matrix::host(identity.data(), K, K, Dtype::f32);
+        g.a = on_a ? x : eye;
+        g.b = on_a ? eye : x;
+        g.d = Matrix::host(d.data(), on_a ? R : K, on_a ? K : R, Dtype::f32);
+        Status s = ctx.run(g);
+        REQUIRE_MESSAGE(s.ok(), s.message);
+        int64_t wrong = 0;
+        for (int64_t p = 0; p < count; ++p) {
+          const int64_t r = on_a ? p / K : p % K, c = on_a ? p % K : p / K;
+          const double want = decode(dt, &finite[size_t(p * dtype_size(dt))]);
+          if (double(d[size_t(r * (on_a ? K : R) + c)]) != want) ++wrong;
+        }
+        CHECK(wrong == 0);
+      }
+
+    // Every pattern, NaN and infinities included: K = 1 and a factor 1, so D = X exactly.
+    std::vector<float> one{1.0f}, d(size_t(count), 0.0f);
+    Gemm g;
+    g.a = Matrix::host(patterns.data(), count, 1, dt);
+    g.b = Matrix::host(one.data(), 1, 1, Dtype::f32);
+    g.d = Matrix::host(d.data(), count, 1, Dtype::f32);
+    Status s = ctx.run(g);
+    REQUIRE_MESSAGE(s.ok(), s.message);
+    int64_t wrong = 0;
+    for (int64_t p = 0; p < count; ++p) {
+      const double want = decoded(p), got = d[size_t(p)];
+      if (std::isnan(want) ? !std::isnan(got) : got != want) ++wrong;
+    }
+    CHECK(wrong == 0);
+  }
+}
