@@ -4,7 +4,9 @@
 // calls on one context.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -541,6 +543,42 @@ TEST_CASE("cpu: every f16, bf16, fp8 bit pattern is decoded exactly as numeric.h
     for (int64_t p = 0; p < count; ++p) {
       const double want = decoded(p), got = d[size_t(p)];
       if (std::isnan(want) ? !std::isnan(got) : got != want) ++wrong;
+    }
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("cpu: f16 and bf16 outputs are rounded exactly as numeric.hpp (ties, subnormals, overflow, NaN)") {
+  Context ctx = make_context();
+  // K = 1 and B = 1: D = round(A) bit for bit. Values span the whole f16/bf16 range and beyond,
+  // plus exact ties between neighbouring outputs.
+  std::vector<float> a;
+  for (int i = 0; i < 4000; ++i) {
+    const float mag = std::ldexp(uniform_f(1.0f, 2.0f), uniform(-30, 20));
+    a.push_back(uniform(0, 1) ? -mag : mag);
+  }
+  for (uint32_t h : {0x0001u, 0x03ffu, 0x0400u, 0x3c00u, 0x3c01u, 0x7bfeu})  // exact midpoints above f16 values
+    a.push_back((numeric::f16_to_f32(uint16_t(h)) + numeric::f16_to_f32(uint16_t(h + 1))) / 2);
+  for (float v : {65504.0f, 65520.0f, 65536.0f, 1e30f, -1e30f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3.4e38f})
+    a.push_back(v);
+  const int64_t m = int64_t(a.size());
+  std::vector<float> one{1.0f};
+  for (Dtype out : {Dtype::f16, Dtype::bf16}) {
+    CAPTURE(name(out));
+    std::vector<uint16_t> d(size_t(m), 0xffff);
+    Gemm g;
+    g.a = Matrix::host(a.data(), m, 1, Dtype::f32);
+    g.b = Matrix::host(one.data(), 1, 1, Dtype::f32);
+    g.d = Matrix::host(d.data(), m, 1, out);
+    Status s = ctx.run(g);
+    REQUIRE_MESSAGE(s.ok(), s.message);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      // 0 + a * 1 in f32 is a, except that -0 becomes +0 (the accumulator starts at +0).
+      const float acc = 0.0f + a[size_t(i)] * 1.0f;
+      const uint16_t want = out == Dtype::f16 ? numeric::f32_to_f16(acc) : numeric::f32_to_bf16(acc);
+      const bool nan = std::isnan(acc);
+      if (nan ? !std::isnan(decode(out, reinterpret_cast<const uint8_t*>(&d[size_t(i)]))) : d[size_t(i)] != want) ++wrong;
     }
     CHECK(wrong == 0);
   }
