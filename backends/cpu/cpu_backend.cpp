@@ -32,6 +32,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -398,8 +399,16 @@ class SpinBarrier {
 // for a woken thread (seen on a 2-vCPU VM: 5x slower small GEMMs).
 class ThreadPool {
  public:
-  explicit ThreadPool(int size) : size_(size) {
-    for (int t = 1; t < size; ++t) workers_.emplace_back([this, t] { worker(t); });
+  // If the OS refuses a thread, the pool runs with the threads it got.
+  explicit ThreadPool(int size) {
+    for (int t = 1; t < size; ++t) {
+      try {
+        workers_.emplace_back([this, t] { worker(t); });
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
+    size_ = int(workers_.size()) + 1;
   }
   ~ThreadPool() {
     {
@@ -465,7 +474,7 @@ class ThreadPool {
     }
   }
 
-  const int size_;
+  int size_ = 1;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
@@ -736,13 +745,14 @@ class CpuBackend final : public Backend {
 
     std::lock_guard<std::mutex> lock(mutex_);
     if (!pool_) pool_ = std::make_unique<ThreadPool>(threads_);
+    const int threads = pool_->size();  // threads_, unless the OS refused some
 
     // Small problems run on one thread; many small batches run one batch per thread.
     const double flops = 2.0 * double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1));
     const bool tiny = flops < double(1 << 21);
-    const bool batch_parallel = p.batch > 1 && (flops < double(1 << 24) || p.batch >= 4 * threads_);
-    const int team = tiny || batch_parallel ? 1 : threads_;
-    const int members = batch_parallel ? std::min<int64_t>(threads_, p.batch) : team;
+    const bool batch_parallel = p.batch > 1 && (flops < double(1 << 24) || p.batch >= 4 * threads);
+    const int team = tiny || batch_parallel ? 1 : threads;
+    const int members = batch_parallel ? int(std::min<int64_t>(threads, p.batch)) : team;
 
     // Workspaces: every member needs its own A block, bias and tile; packed B and W are
     // needed by team leaders only (member 0 of the team, or every member when batch-parallel).
