@@ -27,6 +27,7 @@ struct Case {
   bool in_place = false;                                                 // C is D
   EpilogueSpec epi;
   std::string config;  // forced config, empty: the heuristic's choice
+  bool via_gemm_host = false;  // og_gemm_host instead of og_gemm (same host pointers)
 };
 
 // Rounds each bias value to `dtype` so the float64 reference sees exactly what is stored.
@@ -91,7 +92,7 @@ void run_case(Context& ctx, const Case& c) {
   g.epilogue.bias_dtype = c.bias;
   g.epilogue.bias = Memory::host(bias_bytes.data());
   g.config = c.config;
-  Status s = ctx.run(g);  // host pointers go straight to the CPU backend
+  Status s = c.via_gemm_host ? ctx.run_host(g) : ctx.run(g);  // host pointers go straight to the CPU backend
   REQUIRE_MESSAGE(s.ok(), s.message);
 
   auto ref = reference_gemm(A, B, &C, &bias, c.epi, c.batch);
@@ -168,6 +169,7 @@ TEST_CASE("cpu: random shapes, dtypes, layouts, transposes, batches and epilogue
     c.broadcast_b = c.batch > 1 && uniform(0, 3) == 0;
     c.broadcast_c = c.batch > 1 && uniform(0, 3) == 0;
     c.epi = random_epilogue();
+    c.via_gemm_host = trial % 2;
     run_case(ctx, c);
   }
 }
