@@ -13,6 +13,9 @@ void micro_kernel_avx2(int64_t kc, const float* a, const float* b, float* tile, 
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_ps();
+  // The tile's rows are usually not in cache when it is a slice of the partial-sum buffer.
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) _mm_prefetch(reinterpret_cast<const char*>(tile + i * ldt), _MM_HINT_T0);
   for (int64_t k = 0; k < kc; ++k) {
     __m256 bv[NV];
 #pragma GCC unroll 4
