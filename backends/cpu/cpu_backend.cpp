@@ -14,11 +14,17 @@
 // activation, rounding to the output dtype) runs on it at once; otherwise partial sums live
 // in an f32 buffer W (rows x NC) across the K blocks and the epilogue runs after the last one.
 //
-// The micro-kernel (AVX-512, AVX2+FMA or portable) is chosen at run time from the CPU's
-// features; OMNIGEMM_CPU_KERNEL=scalar|avx2|avx512 (read at backend creation) or a forced
-// config's extra field (-x1 scalar, -x2 avx2, -x3 avx512) overrides the choice.
-// Threads: a persistent pool owned by the backend; the caller is team member 0. One run at a
-// time per backend (a mutex), since the pool and the packing buffers are shared.
+// The micro-kernel (AVX-512 14x32, AVX2+FMA 6x16 or portable 4x8) is chosen at run time from
+// the CPU's features. OMNIGEMM_CPU_KERNEL=auto|scalar|avx2|avx512, read at backend creation,
+// overrides the choice (creation fails, naming the available kernels, if the CPU lacks the
+// one asked for); so does a forced config's extra field (-x1 scalar, -x2 avx2, -x3 avx512).
+//
+// Threads: a persistent pool owned by the backend (BackendOptions.cpu_threads, default all
+// hardware threads); the caller is team member 0. The team splits each rows x NC region into
+// a grid of MR-row x NR-column panels and shares packed B; problems under ~2 MFLOP run on the
+// caller alone, and many small batches run one batch per thread. W is capped at 16 MiB (rows
+// are processed in chunks beyond that). One run at a time per backend (a mutex), since the
+// pool and the packing buffers are shared.
 #include <algorithm>
 #include <atomic>
 #include <bit>
