@@ -336,7 +336,7 @@ void epilogue_tile(const EpilogueArgs& e, const float* tile, int64_t ldt, int64_
     switch (e.d_dtype) {
       case OG_DTYPE_F32: {
         float* d = reinterpret_cast<float*>(e.d) + first;
-        if (sc == 1) std::memcpy(d, v, sizeof(float) * size_t(cols));
+        if (sc == 1) for (int c = 0; c < cols; ++c) d[c] = v[c];  // inlined, unlike a short memcpy
         else for (int c = 0; c < cols; ++c) d[c * sc] = v[c];
         break;
       }
