@@ -438,7 +438,7 @@ TEST_CASE("cpu: two threads calling one context concurrently") {
     for (const Case& c : cases[w]) {
       HostMatrix A(c.m, c.k, c.a), B(c.k, c.n, c.b), D(c.m, c.n, c.d, Layout::row_major, 1, c.batch);
       HostMatrix C(c.m, c.n, c.c, Layout::row_major, 0, c.batch);
-      std::vector<float> bias(size_t(std::max(c.m, c.n)), 0.25f);
+      std::vector<float> bias(size_t(std::max(c.m, c.n)));
       Outcome o;
       Gemm g;
       g.a = A.host_view();
@@ -455,6 +455,7 @@ TEST_CASE("cpu: two threads calling one context concurrently") {
       // The shared rng() is not thread-safe: each thread draws from its own generator,
       // seeded from the (printed) test seed.
       std::mt19937_64 local(uint64_t(w) * 7919 + uint64_t(c.m * 131 + c.n) + test_seed());
+      for (float& x : bias) x = std::uniform_real_distribution<float>(-1.0f, 1.0f)(local);
       for (HostMatrix* x : {&A, &B, &C}) {
         std::uniform_real_distribution<float> u(0.05f, 1.0f);
         const int es = dtype_size(x->dtype);
