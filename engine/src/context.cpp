@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "context_internal.hpp"
 #include "backend.hpp"
 #include "tuner.hpp"
 #include "validate.hpp"
@@ -318,3 +319,9 @@ og_status og_context_check_dtypes(const og_context* ctx, og_dtype a, og_dtype b,
 }
 
 }  // extern "C"
+
+// Internal accessors for the in-tree tools (engine/src/context_internal.hpp).
+namespace omnigemm::detail {
+Backend& context_backend(og_context* ctx) { return *ctx->backend; }
+Tuner& context_tuner(og_context* ctx) { return *ctx->tuner; }
+}  // namespace omnigemm::detail

@@ -1,0 +1,299 @@
+#include "vendor.hpp"
+
+#include "cublas_decls.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace omnigemm::bench {
+
+using omnigemm::StatusCode;
+using omnigemm::detail::error;
+
+namespace {
+
+// dlopen the first of `names` found in `dirs` (then the loader's own search path).
+void* open_library(const std::vector<std::string>& dirs, const std::vector<std::string>& names, std::string& tried) {
+  for (const std::string& name : names) {
+    for (const std::string& dir : dirs) {
+      const std::string path = dir.empty() ? name : dir + "/" + name;
+      if (void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+      tried += (tried.empty() ? "" : ", ") + path;
+    }
+  }
+  return nullptr;
+}
+
+template <class F>
+bool load(void* lib, const char* symbol, F& fn) {
+  fn = reinterpret_cast<F>(dlsym(lib, symbol));
+  return fn != nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenBLAS (CBLAS interface, 32-bit integers as Debian's libopenblas.so.0).
+enum { kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112 };
+using cblas_sgemm_fn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float,
+                                float*, int);
+using cblas_sbgemm_fn = void (*)(int, int, int, int, int, int, float, const uint16_t*, int, const uint16_t*, int,
+                                 float, float*, int);
+using openblas_get_config_fn = char* (*)();
+using openblas_set_num_threads_fn = void (*)(int);
+
+class OpenBlas final : public Vendor {
+ public:
+  static std::unique_ptr<Vendor> load_lib(int threads, std::string& why) {
+    std::vector<std::string> dirs{""};
+    if (const char* d = std::getenv("OMNIGEMM_OPENBLAS_DIR"); d && *d) dirs.insert(dirs.begin(), d);
+    std::string tried;
+    void* lib = open_library(dirs, {"libopenblas.so.0", "libopenblas.so"}, tried);
+    if (!lib) { why = "OpenBLAS not found (tried " + tried + "; set OMNIGEMM_OPENBLAS_DIR)"; return nullptr; }
+    auto v = std::make_unique<OpenBlas>();
+    v->lib_ = lib;
+    if (!load(lib, "cblas_sgemm", v->sgemm_)) { why = "libopenblas has no cblas_sgemm"; return nullptr; }
+    load(lib, "cblas_sbgemm", v->sbgemm_);  // OpenBLAS >= 0.3.10 built with bf16 support
+    openblas_get_config_fn cfg = nullptr;
+    openblas_set_num_threads_fn set_threads = nullptr;
+    if (load(lib, "openblas_get_config", cfg)) v->config_ = cfg();
+    // Same thread count as the CPU backend: a like-for-like comparison.
+    if (threads > 0 && load(lib, "openblas_set_num_threads", set_threads)) set_threads(threads);
+    v->threads_ = threads;
+    return v;
+  }
+  ~OpenBlas() override = default;  // the library stays loaded: its threads may outlive us
+
+  std::string library() const override {
+    return "OpenBLAS (" + config_ + ", " + std::to_string(threads_) + " threads)";
+  }
+
+  VendorPlan plan(const VendorProblem& p) const override {
+    VendorPlan r;
+    if (p.a != p.b) { r.why = "mixed input dtypes"; return r; }
+    r.supported = true;
+    r.d = OG_DTYPE_F32;
+    if (p.a == OG_DTYPE_BF16 && sbgemm_) {
+      r.a = r.b = OG_DTYPE_BF16;
+      r.label = "OpenBLAS sbgemm (bf16 in, f32 out)";
+    } else if (p.a == OG_DTYPE_F32) {
+      r.a = r.b = OG_DTYPE_F32;
+      r.label = "OpenBLAS sgemm";
+    } else if (p.a == OG_DTYPE_F16 || p.a == OG_DTYPE_BF16) {
+      r.a = r.b = OG_DTYPE_F32;
+      r.label = std::string("OpenBLAS sgemm on exact f32 copies of the ") + og_dtype_name(p.a) + " inputs";
+    } else {
+      r.supported = false;
+      r.why = std::string("OpenBLAS has no ") + og_dtype_name(p.a) + " GEMM";
+    }
+    return r;
+  }
+
+  Status run(const VendorProblem& p, const og_memory& a, const og_memory& b, const og_memory& d) override {
+    if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX)
+      return error(StatusCode::unsupported, "OpenBLAS uses 32-bit sizes");
+    const int m = int(p.m), n = int(p.n), k = int(p.k);
+    const int tb = p.b_col_major ? kCblasTrans : kCblasNoTrans;
+    const int ldb = p.b_col_major ? k : n;
+    auto ptr = [](const og_memory& mem) { return static_cast<char*>(mem.ptr) + mem.offset; };
+    VendorPlan pl = plan(p);
+    if (pl.a == OG_DTYPE_BF16)
+      sbgemm_(kCblasRowMajor, kCblasNoTrans, tb, m, n, k, 1.0f, reinterpret_cast<const uint16_t*>(ptr(a)), k,
+              reinterpret_cast<const uint16_t*>(ptr(b)), ldb, 0.0f, reinterpret_cast<float*>(ptr(d)), n);
+    else
+      sgemm_(kCblasRowMajor, kCblasNoTrans, tb, m, n, k, 1.0f, reinterpret_cast<const float*>(ptr(a)), k,
+             reinterpret_cast<const float*>(ptr(b)), ldb, 0.0f, reinterpret_cast<float*>(ptr(d)), n);
+    return {};
+  }
+
+ private:
+  void* lib_ = nullptr;
+  cblas_sgemm_fn sgemm_ = nullptr;
+  cblas_sbgemm_fn sbgemm_ = nullptr;
+  std::string config_ = "unknown config";
+  int threads_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// cuBLAS / cuBLASLt, through the declarations of cublas_decls.hpp.
+
+int cuda_type(og_dtype d) {
+  switch (d) {
+    case OG_DTYPE_F32: return cu::R_32F;
+    case OG_DTYPE_F16: return cu::R_16F;
+    case OG_DTYPE_BF16: return cu::R_16BF;
+    case OG_DTYPE_FP8_E4M3: return cu::R_8F_E4M3;
+    default: return -1;
+  }
+}
+
+class Cublas final : public Vendor {
+ public:
+  static std::unique_ptr<Vendor> load_lib(omnigemm::detail::Backend& be, std::string& why) {
+    std::vector<std::string> dirs;
+    if (const char* d = std::getenv("OMNIGEMM_CUBLAS_DIR"); d && *d) dirs.push_back(d);
+    dirs.push_back("");  // LD_LIBRARY_PATH, rpath, ld.so.cache
+    for (const char* d : {"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib",
+                          "/usr/lib/x86_64-linux-gnu"})
+      dirs.push_back(d);
+    // pip wheels (torch's nvidia-cublas): site-packages/nvidia/cu13/lib or nvidia/cublas/lib.
+    for (const char* py : {"python3.12", "python3.11", "python3.10", "python3.13"})
+      for (const char* root : {"/usr/local/lib/", "/usr/lib/"})
+        for (const char* sub : {"/dist-packages/nvidia/cublas/lib", "/site-packages/nvidia/cublas/lib",
+                                "/dist-packages/nvidia/cu13/lib", "/site-packages/nvidia/cu13/lib"})
+          dirs.push_back(std::string(root) + py + sub);
+    std::string tried;
+    void* lib = open_library(dirs, {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, tried);
+    if (!lib) { why = "cuBLAS not found (set OMNIGEMM_CUBLAS_DIR to the folder of libcublas.so.13)"; return nullptr; }
+    std::string tried_lt;
+    void* lt = open_library(dirs, {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}, tried_lt);
+    auto v = std::make_unique<Cublas>();
+    v->be_ = &be;
+    cu::create_fn create = nullptr;
+    if (!load(lib, "cublasCreate_v2", create) || !load(lib, "cublasGemmEx", v->gemm_ex_)) {
+      why = "libcublas lacks cublasCreate_v2/cublasGemmEx";
+      return nullptr;
+    }
+    if (cu::status s = create(&v->handle_); s != 0) {
+      why = "cublasCreate failed with status " + std::to_string(s);
+      return nullptr;
+    }
+    cu::get_version_fn version = nullptr;
+    int ver = 0;
+    if (load(lib, "cublasGetVersion_v2", version)) version(v->handle_, &ver);
+    v->version_ = "cuBLAS " + std::to_string(ver / 10000) + "." + std::to_string(ver / 100 % 100) + "." +
+                  std::to_string(ver % 100);
+    if (lt) v->load_lt(lt);
+    else v->lt_why_ = "cuBLASLt not found";
+    return v;
+  }
+
+  ~Cublas() override {
+    if (workspace_.kind != OG_MEMORY_NONE) be_->release(workspace_);
+  }
+
+  std::string library() const override { return version_ + (lt_handle_ ? " + cuBLASLt" : " (" + lt_why_ + ")"); }
+
+  VendorPlan plan(const VendorProblem& p) const override {
+    VendorPlan r;
+    r.a = p.a, r.b = p.b, r.d = p.d;
+    if (p.a == OG_DTYPE_FP8_E4M3 && p.b == OG_DTYPE_FP8_E4M3) {
+      if (!lt_handle_) { r.why = lt_why_; return r; }
+      if (!p.b_col_major) { r.why = "cuBLASLt fp8 needs B stored N x K (layout rc)"; return r; }
+      if (p.d != OG_DTYPE_F16 && p.d != OG_DTYPE_BF16 && p.d != OG_DTYPE_F32) { r.why = "fp8 output dtype"; return r; }
+      r.supported = true;
+      r.label = std::string("cublasLtMatmul e4m3 -> ") + og_dtype_name(p.d);
+      return r;
+    }
+    if (p.a != p.b || cuda_type(p.a) < 0 || p.a == OG_DTYPE_FP8_E4M3) {
+      r.why = std::string("no cuBLAS path for ") + og_dtype_name(p.a) + " x " + og_dtype_name(p.b);
+      return r;
+    }
+    if (p.d != p.a && p.d != OG_DTYPE_F32) { r.why = "cublasGemmEx output must be the input dtype or f32"; return r; }
+    r.supported = true;
+    r.label = std::string("cublasGemmEx ") + og_dtype_name(p.a) + " -> " + og_dtype_name(p.d) + " (f32 compute)";
+    return r;
+  }
+
+  Status run(const VendorProblem& p, const og_memory& a, const og_memory& b, const og_memory& d) override {
+    auto ptr = [](const og_memory& mem) { return static_cast<char*>(mem.ptr) + mem.offset; };
+    const float one = 1.0f, zero = 0.0f;
+    // Row-major D = A B is column-major D^T = B^T A^T: cuBLAS's "A" is our B, its "B" our A.
+    if (p.a == OG_DTYPE_FP8_E4M3) return run_lt(p, ptr(a), ptr(b), ptr(d));
+    if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX) return error(StatusCode::unsupported, "32-bit sizes");
+    const int m = int(p.m), n = int(p.n), k = int(p.k);
+    cu::status s = gemm_ex_(handle_, p.b_col_major ? cu::OP_T : cu::OP_N, cu::OP_N, n, m, k, &one, ptr(b),
+                            cuda_type(p.b), p.b_col_major ? k : n, ptr(a), cuda_type(p.a), k, &zero, ptr(d),
+                            cuda_type(p.d), n, cu::COMPUTE_32F, cu::GEMM_DEFAULT);
+    if (s != 0) return error(StatusCode::backend_failure, "cublasGemmEx failed with status " + std::to_string(s));
+    return {};
+  }
+
+ private:
+  void load_lt(void* lt) {
+    cu::lt_create_fn create = nullptr;
+    bool ok = load(lt, "cublasLtCreate", create) && load(lt, "cublasLtMatmulDescCreate", desc_create_) &&
+              load(lt, "cublasLtMatmulDescDestroy", desc_destroy_) &&
+              load(lt, "cublasLtMatmulDescSetAttribute", desc_set_) &&
+              load(lt, "cublasLtMatrixLayoutCreate", layout_create_) &&
+              load(lt, "cublasLtMatrixLayoutDestroy", layout_destroy_) &&
+              load(lt, "cublasLtMatmulPreferenceCreate", pref_create_) &&
+              load(lt, "cublasLtMatmulPreferenceDestroy", pref_destroy_) &&
+              load(lt, "cublasLtMatmulPreferenceSetAttribute", pref_set_) &&
+              load(lt, "cublasLtMatmulAlgoGetHeuristic", heuristic_) && load(lt, "cublasLtMatmul", matmul_);
+    if (!ok) { lt_why_ = "libcublasLt lacks a needed symbol"; return; }
+    if (create(&lt_handle_) != 0) { lt_handle_ = nullptr; lt_why_ = "cublasLtCreate failed"; return; }
+    if (Status s = be_->allocate(kWorkspace, workspace_); !s) {
+      lt_handle_ = nullptr;
+      lt_why_ = "no device memory for the cuBLASLt workspace: " + s.message;
+    }
+  }
+
+  // fp8: column-major D^T (N x M) = op(X) Y with X = our B stored K x N column-major (ld K),
+  // transposed ("T"), and Y = our A stored K x M column-major (= M x K row-major), "N".
+  Status run_lt(const VendorProblem& p, const void* a, const void* b, void* d) {
+    void *desc = nullptr, *la = nullptr, *lb = nullptr, *ld = nullptr, *pref = nullptr;
+    auto cleanup = [&] {
+      if (pref) pref_destroy_(pref);
+      for (void* l : {la, lb, ld}) if (l) layout_destroy_(l);
+      if (desc) desc_destroy_(desc);
+    };
+    const int op_t = cu::OP_T, op_n = cu::OP_N;
+    const float one = 1.0f, zero = 0.0f;
+    const uint64_t ws = kWorkspace;
+    bool ok = desc_create_(&desc, cu::COMPUTE_32F, cu::R_32F) == 0 &&
+              desc_set_(desc, cu::LT_DESC_TRANSA, &op_t, sizeof op_t) == 0 &&
+              desc_set_(desc, cu::LT_DESC_TRANSB, &op_n, sizeof op_n) == 0 &&
+              layout_create_(&la, cu::R_8F_E4M3, uint64_t(p.k), uint64_t(p.n), p.k) == 0 &&
+              layout_create_(&lb, cu::R_8F_E4M3, uint64_t(p.k), uint64_t(p.m), p.k) == 0 &&
+              layout_create_(&ld, cuda_type(p.d), uint64_t(p.n), uint64_t(p.m), p.n) == 0 &&
+              pref_create_(&pref) == 0 && pref_set_(pref, cu::LT_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) == 0;
+    if (!ok) { cleanup(); return error(StatusCode::backend_failure, "cuBLASLt descriptor setup failed"); }
+    cu::lt_heuristic h{};
+    int found = 0;
+    cu::status s = heuristic_(lt_handle_, desc, la, lb, ld, ld, pref, 1, &h, &found);
+    if (s != 0 || found == 0) {
+      cleanup();
+      return error(StatusCode::unsupported, "cuBLASLt has no fp8 algorithm for this problem (status " +
+                                                std::to_string(s) + ")");
+    }
+    void* wsp = static_cast<char*>(workspace_.ptr) + workspace_.offset;
+    s = matmul_(lt_handle_, desc, &one, b, la, a, lb, &zero, d, ld, d, ld, &h.algo, wsp, kWorkspace, nullptr);
+    cleanup();
+    if (s != 0) return error(StatusCode::backend_failure, "cublasLtMatmul failed with status " + std::to_string(s));
+    return {};
+  }
+
+  static constexpr size_t kWorkspace = size_t(32) << 20;
+  omnigemm::detail::Backend* be_ = nullptr;
+  cu::handle handle_ = nullptr;
+  cu::gemm_ex_fn gemm_ex_ = nullptr;
+  std::string version_, lt_why_;
+  cu::handle lt_handle_ = nullptr;
+  og_memory workspace_{};
+  cu::lt_desc_create_fn desc_create_ = nullptr;
+  cu::lt_desc_destroy_fn desc_destroy_ = nullptr;
+  cu::lt_desc_set_fn desc_set_ = nullptr;
+  cu::lt_layout_create_fn layout_create_ = nullptr;
+  cu::lt_layout_destroy_fn layout_destroy_ = nullptr;
+  cu::lt_pref_create_fn pref_create_ = nullptr;
+  cu::lt_pref_destroy_fn pref_destroy_ = nullptr;
+  cu::lt_pref_set_fn pref_set_ = nullptr;
+  cu::lt_heuristic_fn heuristic_ = nullptr;
+  cu::lt_matmul_fn matmul_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Vendor> load_vendor(og_backend backend, omnigemm::detail::Backend& be, std::string& why) {
+  switch (backend) {
+    case OG_BACKEND_CPU: return OpenBlas::load_lib(be.device().limits.compute_units, why);
+    case OG_BACKEND_CUDA: return Cublas::load_lib(be, why);
+    case OG_BACKEND_HIP: why = "rocBLAS/hipBLASLt baseline not built (no HIP backend yet)"; return nullptr;
+    case OG_BACKEND_VULKAN: why = "no vendor Vulkan GEMM library"; return nullptr;
+    default: why = "no vendor library"; return nullptr;
+  }
+}
+
+}  // namespace omnigemm::bench

@@ -1,0 +1,52 @@
+// Vendor GEMM baselines for omnigemm-bench, loaded at run time with dlopen only when present:
+// the library never links them, and the bench builds without their headers (the few prototypes
+// and enum values it needs are declared in vendor.cpp and checked against the real headers by
+// bench/check_vendor_decls.cpp when CUDA headers exist at configure time).
+//
+//   CPU:  OpenBLAS  cblas_sgemm (f32; f16 inputs as exact f32 copies), cblas_sbgemm (bf16 in, f32 out)
+//   CUDA: cuBLAS    cublasGemmEx (f32/f16/bf16 in and out, f32 compute, legacy default stream 0)
+//         cuBLASLt  cublasLtMatmul (fp8 e4m3 x e4m3 -> f16, "TN": B stored N x K)
+//   HIP:  rocBLAS / hipBLASLt: not built (there is no HIP backend yet)
+//   Vulkan: no vendor GEMM exists.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backend.hpp"
+
+namespace omnigemm::bench {
+
+using omnigemm::Status;
+
+// The problem as the vendor library sees it. a is M x K row-major; b is K x N, row-major or
+// (b_col_major) column-major; d is M x N row-major.
+struct VendorProblem {
+  int64_t m = 0, n = 0, k = 0;
+  og_dtype a = OG_DTYPE_F32, b = OG_DTYPE_F32, d = OG_DTYPE_F32;
+  bool b_col_major = false;
+};
+
+// What the vendor call will compute: the dtypes of its own buffers (a CPU library may need f32
+// copies of f16 inputs, and write f32) and a label for the tables.
+struct VendorPlan {
+  bool supported = false;
+  std::string why;  // when not supported
+  std::string label;
+  og_dtype a = OG_DTYPE_F32, b = OG_DTYPE_F32, d = OG_DTYPE_F32;
+};
+
+class Vendor {
+ public:
+  virtual ~Vendor() = default;
+  virtual std::string library() const = 0;  // name and version, for the header lines
+  virtual VendorPlan plan(const VendorProblem& p) const = 0;
+  // Enqueue D = A * B with buffers of the plan's dtypes on the device's default stream/queue
+  // (the one Backend::time_ms times).
+  virtual Status run(const VendorProblem& p, const og_memory& a, const og_memory& b, const og_memory& d) = 0;
+};
+
+// The vendor library of `backend`'s device, or nullptr with the reason in `why`.
+std::unique_ptr<Vendor> load_vendor(og_backend backend, omnigemm::detail::Backend& be, std::string& why);
+
+}  // namespace omnigemm::bench
