@@ -779,6 +779,13 @@ int main(int argc, char** argv) {
   h.command = command_line(argc, argv);
   h.seed = std::to_string(o.seed);
   std::printf("omnigemm-bench  %s\ncommand: %s\nseed: %s\n", h.date.c_str(), h.command.c_str(), h.seed.c_str());
+  // Environment that changes what is measured.
+  for (const char* var : {"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMNIGEMM_CPU_KERNEL", "OMNIGEMM_TUNE_CACHE",
+                          "OMNIGEMM_CUBLAS_DIR", "CUDA_VISIBLE_DEVICES"})
+    if (const char* v = std::getenv(var)) {
+      std::printf("env: %s=%s\n", var, v);
+      h.lines.push_back({std::string("env ") + var, v});
+    }
 
   // Backends: the requested ones, or every one compiled in that finds a device.
   std::vector<og_backend> wanted = o.backends;
@@ -879,11 +886,17 @@ int main(int argc, char** argv) {
   write_csv(out + "/results.csv", rows);
   write_json(out + "/results.json", h, rows);
   std::printf("wrote %s/results.csv and %s/results.json\n", out.c_str(), out.c_str());
+  std::fflush(stdout);  // keep our lines before those of the plot script
   if (o.plot) {
+    // The first interpreter with matplotlib (a pyenv/venv python3 may lack it; the system one may not).
+    std::string python;
+    for (const char* py : {"python3", "/usr/bin/python3", "/usr/local/bin/python3"})
+      if (std::system((std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) { python = py; break; }
     const std::string script = find_plot_script();
-    const std::string cmd = "python3 " + shell_quote(script.empty() ? "bench/plot.py" : script) + " " +
+    const std::string cmd = (python.empty() ? std::string("python3") : python) + " " +
+                            shell_quote(script.empty() ? "bench/plot.py" : script) + " " +
                             shell_quote(out + "/results.json") + " " + shell_quote(out + "/plot");
-    if (!script.empty() && std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0) {
+    if (!script.empty() && !python.empty()) {
       if (std::system(cmd.c_str()) != 0) std::printf("plot failed; run: %s\n", cmd.c_str());
     } else {
       std::printf("no python3 with matplotlib found; for the plot run: %s\n", cmd.c_str());

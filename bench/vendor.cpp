@@ -48,6 +48,12 @@ class OpenBlas final : public Vendor {
   static std::unique_ptr<Vendor> load_lib(int threads, std::string& why) {
     std::vector<std::string> dirs{""};
     if (const char* d = std::getenv("OMNIGEMM_OPENBLAS_DIR"); d && *d) dirs.insert(dirs.begin(), d);
+    // A DYNAMIC_ARCH OpenBLAS picks its kernels by CPU model and falls back to Haswell (AVX2) on
+    // AVX-512 CPUs it does not know (e.g. 0.3.21 on AMD Zen 4): ask for its AVX-512 kernels then, so
+    // that the baseline is the strongest this library offers. An explicit OPENBLAS_CORETYPE wins.
+    if (!std::getenv("OPENBLAS_CORETYPE") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+      setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
     std::string tried;
     void* lib = open_library(dirs, {"libopenblas.so.0", "libopenblas.so"}, tried);
     if (!lib) { why = "OpenBLAS not found (tried " + tried + "; set OMNIGEMM_OPENBLAS_DIR)"; return nullptr; }
@@ -57,7 +63,9 @@ class OpenBlas final : public Vendor {
     load(lib, "cblas_sbgemm", v->sbgemm_);  // OpenBLAS >= 0.3.10 built with bf16 support
     openblas_get_config_fn cfg = nullptr;
     openblas_set_num_threads_fn set_threads = nullptr;
+    openblas_get_config_fn core = nullptr;
     if (load(lib, "openblas_get_config", cfg)) v->config_ = cfg();
+    if (load(lib, "openblas_get_corename", core)) v->config_ += std::string(", kernels for ") + core();
     // Same thread count as the CPU backend: a like-for-like comparison.
     if (threads > 0 && load(lib, "openblas_set_num_threads", set_threads)) set_threads(threads);
     v->threads_ = threads;
