@@ -854,7 +854,10 @@ int main(int argc, char** argv) {
           std::fflush(stderr);
         }
         // Time budget: skip what the last measured rate says would take too long.
-        const double est_s = bs.rate_gflops > 0 ? flops(sh) / (bs.rate_gflops * 1e9) * (o.min_samples + 2) * 2 : 0;
+        // Before the first measurement, a CPU is assumed to reach 20 GFLOP/s per core (GPUs: no estimate).
+        const double rate = bs.rate_gflops > 0 ? bs.rate_gflops
+                            : bs.kind == OG_BACKEND_CPU ? 20.0 * std::max(1, bs.be->device().limits.compute_units) : 0;
+        const double est_s = rate > 0 ? flops(sh) / (rate * 1e9) * (o.min_samples + 2) * 2 : 0;
         if (est_s > o.max_config_s) {
           Row r = base;
           r.impl = "omnigemm";
