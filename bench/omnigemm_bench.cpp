@@ -556,6 +556,12 @@ void bench_one(BackendState& bs, HostProblem& hp, const Options& o, Row base, st
           r.check = "error";
           r.note = "checked run: " + s.message;
         } else {
+          // Self-test of the checker: OMNIGEMM_BENCH_CORRUPT=1 spoils one checked element.
+          if (const char* e = std::getenv("OMNIGEMM_BENCH_CORRUPT"); e && *e == '1') {
+            auto [ci, cj] = hp.check_at[0];
+            const size_t at = size_t(ci * sh.n + cj) * size_t(omnigemm::test::dtype_size(D(hp.dt.out)));
+            omnigemm::test::encode(D(hp.dt.out), &out[at], float(hp.ref[0] * 2.0 + 1.0));
+          }
           Check c = check_output(hp, out, hp.dt.out);
           r.check = c.text();
           r.rel_error = c.rel_error;
@@ -682,7 +688,7 @@ void print_table(const std::vector<Row>& rows) {
                 (long long)r.shape.k, std::isfinite(r.t.median) ? fmt("%.4f", r.t.median).c_str() : "-",
                 perf_text(r).c_str(), v && std::isfinite(v->t.median) ? fmt("%.4f", v->t.median).c_str() : "-",
                 v ? perf_text(*v).c_str() : "-", std::isfinite(r.ratio) ? fmt("%.2fx", r.ratio).c_str() : "-",
-                r.status == "ok" ? "ok" : r.status.c_str(), note.c_str());
+                r.status == "FAIL" ? r.check.c_str() : r.status.c_str(), note.c_str());
   }
   std::puts("ratio = vendor time / OmniGEMM time on the same device in the same run (> 1: OmniGEMM faster).");
 }

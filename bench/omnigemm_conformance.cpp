@@ -210,6 +210,9 @@ CaseResult run_case(Context& ctx, const Case& c, const CaseData& cd_in) {
     r.message = s.message;
     return r;
   }
+  // Self-test of the checker: OMNIGEMM_CONFORMANCE_CORRUPT=1 spoils one output element.
+  if (const char* env = std::getenv("OMNIGEMM_CONFORMANCE_CORRUPT"); env && *env == '1')
+    cd.d.set(0, 0, 0, float(cd.ref[0] * 2.0 + 1.0));
   ErrorReport e = compare(cd.d, cd.ref, &d_before);
   r.rel_error = e.rel_error;
   r.tol = tolerance(c.dt.d, c.k);
