@@ -72,6 +72,7 @@ struct Options {
   bool seed_given = false;
   bool plot = true;
   bool vendor = true;
+  std::string python;  // interpreter for plot.py; empty: the first python3 with matplotlib; "none": no python
 };
 
 void usage() {
@@ -93,7 +94,9 @@ void usage() {
       "  --seed N                      input seed (default: fresh, printed)\n"
       "  --no-vendor                   skip vendor baselines\n"
       "  --out DIR                     CSV/JSON/plots (default bench/out if it exists, else ./omnigemm-bench-out)\n"
-      "  --no-plot                     do not call bench/plot.py\n"
+      "  --no-plot                     no plot\n"
+      "  --python PATH|none            interpreter for plot.py (default: the first python3 with matplotlib;\n"
+      "                                none, or none found: a basic plot.svg written by the bench itself)\n"
       "Environment: OMNIGEMM_CUBLAS_DIR, OMNIGEMM_OPENBLAS_DIR (folders of the vendor libraries).");
 }
 
@@ -130,6 +133,10 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
       else if (a == "--llm") llm = true;
       else if (a == "--no-plot") o.plot = false;
       else if (a == "--no-vendor") o.vendor = false;
+      else if (a == "--python") {
+        if (!(v = need(i, "--python"))) return false;
+        o.python = v;
+      }
       else if (a == "--backend") {
         if (!(v = need(i, "--backend"))) return false;
         for (const auto& b : split(v, ',')) {
@@ -740,6 +747,64 @@ void write_json(const std::string& path, const Header& h, const std::vector<Row>
   f << "  ]\n}\n";
 }
 
+// A plain SVG line chart of the successful rows (throughput against x), written without python
+// when matplotlib is missing; plot.py makes the nicer PNG/SVG pair.
+void write_basic_svg(const std::string& path, const std::vector<Row>& rows, const std::string& title) {
+  std::map<std::string, std::vector<std::pair<double, double>>> series;
+  bool cpu_only = true;
+  for (const Row& r : rows) cpu_only &= r.backend == "cpu";
+  const double scale = cpu_only ? 1e3 : 1.0;
+  std::map<double, std::string> xlabels;
+  for (const Row& r : rows) {
+    if (r.status != "ok" || !std::isfinite(r.tflops)) continue;
+    std::string vendor_name = r.label.substr(0, std::min(r.label.find(" ("), r.label.find(" on exact f32")));
+    if (r.label.find(" on exact f32") != std::string::npos) vendor_name += " (f32 copies)";
+    const std::string name = r.backend + ": " + (r.impl == "omnigemm" ? "OmniGEMM" : vendor_name) +
+                             " " + r.dt.name() + (r.epilogue != "none" ? " +" + r.epilogue : "");
+    series[name].push_back({r.x, r.tflops * scale});
+    xlabels[r.x] = r.sweep == "square" ? std::to_string(r.shape.m) : r.sweep == "k" ? std::to_string(r.shape.k) : r.shape.label();
+  }
+  if (series.empty()) return;
+  double xmin = 1e300, xmax = -1e300, ymax = 0;
+  for (auto& [n, pts] : series) {
+    std::sort(pts.begin(), pts.end());
+    for (auto [x, y] : pts) xmin = std::min(xmin, x), xmax = std::max(xmax, x), ymax = std::max(ymax, y);
+  }
+  if (xmax == xmin) xmax = xmin + 1;
+  ymax *= 1.1;
+  const double W = 900, H = 540, L = 70, R = 330, T = 40, B = 70;
+  auto px = [&](double x) { return L + (x - xmin) / (xmax - xmin) * (W - L - R); };
+  auto py = [&](double y) { return H - B - y / ymax * (H - T - B); };
+  std::ofstream f(path);
+  f << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  f << "<text x=\"" << L << "\" y=\"20\" font-size=\"13\">" << html_escape(title) << "</text>\n";
+  for (int i = 0; i <= 5; ++i) {
+    const double y = ymax * i / 5;
+    f << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << py(y) << "\" y2=\"" << py(y)
+      << "\" stroke=\"#ddd\"/><text x=\"" << L - 5 << "\" y=\"" << py(y) + 4 << "\" text-anchor=\"end\">"
+      << fmt("%.0f", y) << "</text>\n";
+  }
+  for (auto& [x, label] : xlabels)
+    f << "<text x=\"" << px(x) << "\" y=\"" << H - B + 14 << "\" text-anchor=\"end\" transform=\"rotate(-40 " << px(x)
+      << " " << H - B + 14 << ")\">" << html_escape(label) << "</text>\n";
+  f << "<text x=\"15\" y=\"" << (H - B + T) / 2 << "\" transform=\"rotate(-90 15 " << (H - B + T) / 2 << ")\">"
+    << (cpu_only ? "GFLOP/s" : "TFLOP/s") << " (median)</text>\n";
+  const char* colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+  int idx = 0;
+  for (auto& [name, pts] : series) {
+    const char* c = colors[idx % 8];
+    const bool vendor = name.find("OmniGEMM") == std::string::npos;
+    f << "<polyline fill=\"none\" stroke=\"" << c << "\" stroke-width=\"2\"" << (vendor ? " stroke-dasharray=\"6 4\"" : "")
+      << " points=\"";
+    for (auto [x, y] : pts) f << px(x) << "," << py(y) << " ";
+    f << "\"/>\n<text x=\"" << W - R + 10 << "\" y=\"" << T + 16 * idx + 10 << "\" fill=\"" << c << "\">"
+      << html_escape(name) << "</text>\n";
+    ++idx;
+  }
+  f << "</svg>\n";
+}
+
 std::string exe_dir() {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -899,8 +964,13 @@ int main(int argc, char** argv) {
   if (o.plot) {
     // The first interpreter with matplotlib (a pyenv/venv python3 may lack it; the system one may not).
     std::string python;
-    for (const char* py : {"python3", "/usr/bin/python3", "/usr/local/bin/python3"})
-      if (std::system((std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) { python = py; break; }
+    std::vector<std::string> candidates = {"python3", "/usr/bin/python3", "/usr/local/bin/python3"};
+    if (!o.python.empty()) candidates = {o.python};
+    for (const std::string& py : candidates)
+      if (py != "none" && std::system((shell_quote(py) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) {
+        python = py;
+        break;
+      }
     const std::string script = find_plot_script();
     const std::string cmd = (python.empty() ? std::string("python3") : python) + " " +
                             shell_quote(script.empty() ? "bench/plot.py" : script) + " " +
@@ -908,7 +978,9 @@ int main(int argc, char** argv) {
     if (!script.empty() && !python.empty()) {
       if (std::system(cmd.c_str()) != 0) std::printf("plot failed; run: %s\n", cmd.c_str());
     } else {
-      std::printf("no python3 with matplotlib found; for the plot run: %s\n", cmd.c_str());
+      write_basic_svg(out + "/plot.svg", rows, "OmniGEMM vs vendor GEMM, " + o.sweep + " sweep, " + h.date);
+      std::printf("no python3 with matplotlib found: wrote a basic %s/plot.svg; for the PNG/SVG pair run: %s\n",
+                  out.c_str(), cmd.c_str());
     }
   }
 
