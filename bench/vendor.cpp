@@ -145,12 +145,16 @@ class Cublas final : public Vendor {
     for (const char* d : {"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib",
                           "/usr/lib/x86_64-linux-gnu"})
       dirs.push_back(d);
-    // pip wheels (torch's nvidia-cublas): site-packages/nvidia/cu13/lib or nvidia/cublas/lib.
-    for (const char* py : {"python3.12", "python3.11", "python3.10", "python3.13"})
-      for (const char* root : {"/usr/local/lib/", "/usr/lib/"})
-        for (const char* sub : {"/dist-packages/nvidia/cublas/lib", "/site-packages/nvidia/cublas/lib",
-                                "/dist-packages/nvidia/cu13/lib", "/site-packages/nvidia/cu13/lib"})
-          dirs.push_back(std::string(root) + py + sub);
+    // pip wheels (torch's nvidia-cublas): <prefix>/lib/pythonX.Y/{dist,site}-packages/nvidia/{cublas,cu13}/lib.
+    std::vector<std::string> prefixes = {"/usr/local/lib", "/usr/lib", "/opt/conda/lib"};
+    for (const char* env : {"VIRTUAL_ENV", "CONDA_PREFIX"})
+      if (const char* e = std::getenv(env); e && *e) prefixes.insert(prefixes.begin(), std::string(e) + "/lib");
+    if (const char* home = std::getenv("HOME"); home && *home) prefixes.push_back(std::string(home) + "/.local/lib");
+    for (const std::string& prefix : prefixes)
+      for (const char* py : {"python3", "python3.12", "python3.11", "python3.10", "python3.13", "python3.14"})
+        for (const char* pkgs : {"dist-packages", "site-packages"})
+          for (const char* sub : {"nvidia/cublas/lib", "nvidia/cu13/lib"})
+            dirs.push_back(prefix + "/" + py + "/" + pkgs + "/" + sub);
     std::string tried;
     void* lib = open_library(dirs, {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, tried);
     if (!lib) { why = "cuBLAS not found (set OMNIGEMM_CUBLAS_DIR to the folder of libcublas.so.13)"; return nullptr; }
