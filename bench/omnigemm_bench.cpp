@@ -72,6 +72,7 @@ struct Options {
   bool seed_given = false;
   bool plot = true;
   bool vendor = true;
+  std::string activation_pass = "auto";  // vendor + separate pass: loop (host, CPU only) | omnigemm | auto
   std::string python;  // interpreter for plot.py; empty: the first python3 with matplotlib; "none": no python
 };
 
@@ -88,6 +89,8 @@ void usage() {
       "  --llm                         M in {16,128,4096} x (N,K) in {(4096,4096),(14336,4096),(4096,14336)}\n"
       "  --K_range A B --K_step S --MN X   K sweep with M=N=X (default X=4096)\n"
       "  --epilogue leaky_relu         fused leaky_relu (OmniGEMM) vs vendor GEMM + a separate pass\n"
+      "  --activation-pass auto|loop|omnigemm   the vendor's separate activation pass: a host loop (CPU only;\n"
+      "                                the CPU default) or OmniGEMM's K=0 elementwise call (the GPU default)\n"
       "  --b-layout auto|row|col       B storage (auto: row-major, column-major for fp8 as cuBLASLt needs)\n"
       "  --budget-ms X                 timing budget per implementation and configuration (default 400)\n"
       "  --max-config-seconds X        skip configurations estimated to take longer (default 20)\n"
@@ -133,7 +136,14 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
       else if (a == "--llm") llm = true;
       else if (a == "--no-plot") o.plot = false;
       else if (a == "--no-vendor") o.vendor = false;
-      else if (a == "--python") {
+      else if (a == "--activation-pass") {
+        if (!(v = need(i, "--activation-pass"))) return false;
+        o.activation_pass = v;
+        if (o.activation_pass != "auto" && o.activation_pass != "loop" && o.activation_pass != "omnigemm") {
+          err = "--activation-pass auto|loop|omnigemm";
+          return false;
+        }
+      } else if (a == "--python") {
         if (!(v = need(i, "--python"))) return false;
         o.python = v;
       }
@@ -616,7 +626,7 @@ void bench_one(BackendState& bs, HostProblem& hp, const Options& o, Row base, st
       std::vector<Set> vs;
       Status s;
       Config act_cfg;
-      const bool host_pass = bs.kind == OG_BACKEND_CPU;
+      const bool host_pass = bs.kind == OG_BACKEND_CPU && o.activation_pass != "omnigemm";
       if (hp.leaky)
         v.label += host_pass ? " + separate leaky_relu loop" : " + separate leaky_relu pass (OmniGEMM K=0 elementwise)";
       for (int i = 0; i < sets && s; ++i) {
