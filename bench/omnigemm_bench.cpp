@@ -22,6 +22,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_util.hpp"
@@ -72,6 +73,8 @@ struct Options {
   bool seed_given = false;
   bool plot = true;
   bool vendor = true;
+  std::string forced_config;             // --config: run OmniGEMM with this config instead of the tuner's
+  og_tune_mode tune_mode = OG_TUNE_CACHE_ONLY;
   std::string activation_pass = "auto";  // vendor + separate pass: loop (host, CPU only) | omnigemm | auto
   std::string python;  // interpreter for plot.py; empty: the first python3 with matplotlib; "none": no python
 };
@@ -91,6 +94,8 @@ void usage() {
       "  --epilogue leaky_relu         fused leaky_relu (OmniGEMM) vs vendor GEMM + a separate pass\n"
       "  --activation-pass auto|loop|omnigemm   the vendor's separate activation pass: a host loop (CPU only;\n"
       "                                the CPU default) or OmniGEMM's K=0 elementwise call (the GPU default)\n"
+      "  --config TEXT                 force OmniGEMM's config (e.g. 128x128x32-g8-s4-w4; default: the tuner's choice)\n"
+      "  --tune-mode cache_only|on_miss|off   the context's tune mode (default cache_only, as og_gemm)\n"
       "  --b-layout auto|row|col       B storage (auto: row-major, column-major for fp8 as cuBLASLt needs)\n"
       "  --budget-ms X                 timing budget per implementation and configuration (default 400)\n"
       "  --max-config-seconds X        skip configurations estimated to take longer (default 20)\n"
@@ -136,7 +141,17 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
       else if (a == "--llm") llm = true;
       else if (a == "--no-plot") o.plot = false;
       else if (a == "--no-vendor") o.vendor = false;
-      else if (a == "--activation-pass") {
+      else if (a == "--config") {
+        if (!(v = need(i, "--config"))) return false;
+        o.forced_config = v;
+      } else if (a == "--tune-mode") {
+        if (!(v = need(i, "--tune-mode"))) return false;
+        const std::string t = v;
+        if (t == "cache_only") o.tune_mode = OG_TUNE_CACHE_ONLY;
+        else if (t == "on_miss") o.tune_mode = OG_TUNE_ON_MISS;
+        else if (t == "off") o.tune_mode = OG_TUNE_OFF;
+        else { err = "--tune-mode cache_only|on_miss|off"; return false; }
+      } else if (a == "--activation-pass") {
         if (!(v = need(i, "--activation-pass"))) return false;
         o.activation_pass = v;
         if (o.activation_pass != "auto" && o.activation_pass != "loop" && o.activation_pass != "omnigemm") {
@@ -310,6 +325,7 @@ struct HostProblem {
   std::vector<std::pair<int64_t, int64_t>> check_at;
   std::vector<double> ref;
   bool full_check = false;
+  std::string forced_config;
   std::map<og_dtype, std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> converted;  // inputs in other dtypes
 
   // A and B as bytes of dtype `d` (exact: only to wider types, or the same).
@@ -463,6 +479,7 @@ og_gemm_desc make_desc(const HostProblem& hp, og_dtype a_dt, og_dtype b_dt, og_d
     g.epilogue.activation = OG_ACT_LEAKY_RELU;
     g.epilogue.leaky_slope = hp.slope;
   }
+  if (!hp.forced_config.empty()) g.config = hp.forced_config.c_str();
   return g;
 }
 
@@ -521,6 +538,13 @@ void bench_one(BackendState& bs, HostProblem& hp, const Options& o, Row base, st
   const Shape& sh = hp.shape;
   const size_t mn = size_t(sh.m) * size_t(sh.n);
   auto bytes_of = [](og_dtype d, size_t elems) { return elems * size_t(omnigemm::test::dtype_size(D(d))); };
+
+  // On the CPU the previous library's worker threads may still spin for a while after its last
+  // call and steal cores from the next measurement: give them time to go to sleep first.
+  auto settle = [&] {
+    if (bs.kind == OG_BACKEND_CPU) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  };
+  settle();
 
   // ---- OmniGEMM
   Row r = base;
@@ -649,6 +673,7 @@ void bench_one(BackendState& bs, HostProblem& hp, const Options& o, Row base, st
         if (host_pass) { host_leaky_pass(st.d, plan.d, int64_t(mn), hp.slope); return {}; }
         return be.run(st.act_p, act_cfg, nullptr);
       };
+      settle();
       if (s) s = measure(be, launch, sets, o, v.t);
       if (s) s = be.synchronize(nullptr);
       if (s) {
@@ -877,6 +902,7 @@ int main(int argc, char** argv) {
     og_context_options co;
     og_context_options_init(&co);
     co.backend = k;
+    co.tune_mode = o.tune_mode;
     og_context* ctx = nullptr;
     if (og_context_create(&co, &ctx) != OG_OK) {
       std::printf("backend %-6s: not available (%s)\n", og_backend_name(k), og_last_error_message());
@@ -916,6 +942,7 @@ int main(int argc, char** argv) {
       hp.b_col_major = o.b_layout == "col" || (o.b_layout == "auto" && fp8);
       hp.leaky = o.epilogue_leaky;
       hp.slope = o.leaky_slope;
+      hp.forced_config = o.forced_config;
       bool prepared = false;
       ++problem_index;
       for (BackendState& bs : backends) {
