@@ -931,7 +931,7 @@ int main(int argc, char** argv) {
   const size_t total = o.dtypes.size() * o.shapes.size() * backends.size();
   size_t done = 0;
   uint64_t problem_index = 0;
-  const bool progress = isatty(2);  // a one-line progress display, only on a terminal
+  const bool progress = isatty(2);  // a terminal: the progress line rewrites itself
   for (const DtypeSpec& dt : o.dtypes) {
     for (size_t si = 0; si < o.shapes.size(); ++si) {
       const Shape& sh = o.shapes[si];
@@ -956,11 +956,10 @@ int main(int argc, char** argv) {
         base.layout = hp.b_col_major ? "rc" : "rr";
         base.epilogue = hp.leaky ? "leaky" : "none";
         base.shape = sh;
-        if (progress) {
-          std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s %s ...", done, total, base.backend.c_str(), dt.name().c_str(),
-                       sh.label().c_str());
-          std::fflush(stderr);
-        }
+        // One updating line on a terminal; one line per configuration in a log (shows where a run stopped).
+        std::fprintf(stderr, progress ? "\r\033[K[%zu/%zu] %s %s %s ..." : "[%zu/%zu] %s %s %s\n", done, total,
+                     base.backend.c_str(), dt.name().c_str(), sh.label().c_str());
+        std::fflush(stderr);
         // Time budget: skip what the last measured rate says would take too long.
         // Before the first measurement, a CPU is assumed to reach 20 GFLOP/s per core (GPUs: no estimate).
         const double rate = bs.rate_gflops > 0 ? bs.rate_gflops
