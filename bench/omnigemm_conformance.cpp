@@ -82,7 +82,8 @@ std::vector<Case> build_cases() {
   };
   struct S { int64_t m, n, k; };
   const std::vector<S> shapes = {{1, 1, 1},     {17, 17, 17},   {64, 64, 64},   {129, 65, 33},
-                                 {1, 129, 64},  {129, 1, 17},   {100, 200, 300}, {256, 256, 256}};
+                                 {1, 129, 64},  {129, 1, 17},   {100, 200, 300}, {256, 256, 256},
+                                 {520, 1031, 777}};  // many tiles and K steps, no dimension a power of 2
   std::vector<Case> cases;
   auto add = [&](Case c) {
     c.index = int(cases.size());
