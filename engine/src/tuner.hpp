@@ -2,7 +2,9 @@
 // wave-quantisation-aware heuristic for problems without a cache entry.
 #pragma once
 
+#include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,13 +33,36 @@ class Tuner {
   static std::string problem_key(const Backend& backend, const Problem& p);
   static Config heuristic(const Backend& backend, const Problem& p, const std::vector<Config>& candidates);
 
+  // The cache, by problem key. lookup() loads the file on first use; record() merges one entry
+  // into the file under an exclusive lock and replaces it atomically (temp file + rename), so
+  // concurrent threads and processes neither corrupt it nor lose each other's entries.
+  std::optional<Config> lookup(const std::string& key);
+  Status record(const std::string& key, const Config& config, double median_ms);
+
   const std::string& cache_path() const { return cache_path_; }
 
+  struct Entry {
+    Config config;
+    double median_ms = 0;
+    long long unix_time = 0;
+  };
+
  private:
+  void load_locked();  // mutex_ held
+
   std::string cache_path_;
   og_tune_mode mode_;
   std::mutex mutex_;
+  bool loaded_ = false;
+  bool warned_write_ = false;
+  std::map<std::string, Entry> entries_;
 };
+
+// Cache file text <-> entries. parse returns false (and why) for a foreign, corrupt or
+// truncated file: such a file is ignored as a whole, never used in part.
+inline constexpr const char* kTuneCacheHeader = "omnigemm-tune-cache v1";
+bool parse_tune_cache(const std::string& text, std::map<std::string, Tuner::Entry>& out, std::string& why);
+std::string format_tune_cache(const std::map<std::string, Tuner::Entry>& entries);
 
 // Default cache path: $OMNIGEMM_TUNE_CACHE, else $XDG_CACHE_HOME/omnigemm/tune.txt, else
 // ~/.cache/omnigemm/tune.txt.
