@@ -896,6 +896,7 @@ int main(int argc, char** argv) {
   // Backends: the requested ones, or every one compiled in that finds a device.
   std::vector<og_backend> wanted = o.backends;
   const bool explicit_backends = !wanted.empty();
+  std::vector<std::string> skipped_backends;  // requested but unavailable: said again at the end
   if (wanted.empty()) wanted = {OG_BACKEND_CUDA, OG_BACKEND_HIP, OG_BACKEND_VULKAN, OG_BACKEND_CPU};
   std::vector<BackendState> backends;
   for (og_backend k : wanted) {
@@ -905,8 +906,10 @@ int main(int argc, char** argv) {
     co.tune_mode = o.tune_mode;
     og_context* ctx = nullptr;
     if (og_context_create(&co, &ctx) != OG_OK) {
-      std::printf("backend %-6s: not available (%s)\n", og_backend_name(k), og_last_error_message());
-      if (explicit_backends) return 2;
+      const std::string why = og_last_error_message();
+      std::printf("backend %-6s: not available (%s)\n", og_backend_name(k), why.c_str());
+      h.lines.push_back({std::string(og_backend_name(k)) + " unavailable", why});
+      if (explicit_backends) skipped_backends.push_back(std::string("SKIPPED ") + og_backend_name(k) + ": " + why);
       continue;
     }
     BackendState bs;
@@ -926,6 +929,10 @@ int main(int argc, char** argv) {
     backends.push_back(std::move(bs));
   }
   std::fflush(stdout);
+  if (backends.empty()) {
+    std::fprintf(stderr, "omnigemm-bench: none of the requested backends is available\n");
+    return 2;
+  }
 
   std::vector<Row> rows;
   const size_t total = o.dtypes.size() * o.shapes.size() * backends.size();
@@ -1026,6 +1033,7 @@ int main(int argc, char** argv) {
     bs.vendor.reset();
     og_context_destroy(bs.ctx);
   }
+  for (const std::string& line : skipped_backends) std::printf("%s\n", line.c_str());
   if (failures) std::printf("%d row(s) FAILED or errored\n", failures);
   return failures ? 1 : 0;
 }
