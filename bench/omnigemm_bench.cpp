@@ -92,8 +92,9 @@ void usage() {
       "  --llm                         M in {16,128,4096} x (N,K) in {(4096,4096),(14336,4096),(4096,14336)}\n"
       "  --K_range A B --K_step S --MN X   K sweep with M=N=X (default X=4096)\n"
       "  --epilogue leaky_relu         fused leaky_relu (OmniGEMM) vs vendor GEMM + a separate pass\n"
-      "  --activation-pass auto|loop|omnigemm   the vendor's separate activation pass: a host loop (CPU only;\n"
-      "                                the CPU default) or OmniGEMM's K=0 elementwise call (the GPU default)\n"
+      "  --activation-pass auto|loop|kernel|omnigemm   the vendor's separate activation pass: a host loop\n"
+      "                                (CPU only; CPU default), a PTX kernel (CUDA only; CUDA default) or\n"
+      "                                OmniGEMM's K=0 elementwise call (elsewhere, or when the kernel cannot load)\n"
       "  --config TEXT                 force OmniGEMM's config (e.g. 128x128x32-g8-s4-w4; default: the tuner's choice)\n"
       "  --tune-mode cache_only|on_miss|off   the context's tune mode (default cache_only, as og_gemm)\n"
       "  --b-layout auto|row|col       B storage (auto: row-major, column-major for fp8 as cuBLASLt needs)\n"
@@ -154,8 +155,9 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
       } else if (a == "--activation-pass") {
         if (!(v = need(i, "--activation-pass"))) return false;
         o.activation_pass = v;
-        if (o.activation_pass != "auto" && o.activation_pass != "loop" && o.activation_pass != "omnigemm") {
-          err = "--activation-pass auto|loop|omnigemm";
+        if (o.activation_pass != "auto" && o.activation_pass != "loop" && o.activation_pass != "omnigemm" &&
+            o.activation_pass != "kernel") {
+          err = "--activation-pass auto|loop|kernel|omnigemm";
           return false;
         }
       } else if (a == "--python") {
@@ -313,6 +315,7 @@ Status measure(Backend& be, const std::function<Status(int)>& launch, int sets, 
 // Host inputs and the float64 check
 
 Dtype D(og_dtype d) { return static_cast<Dtype>(d); }
+Status error_status(std::string message) { return Status{StatusCode::invalid_argument, std::move(message)}; }
 
 struct HostProblem {
   Shape shape;
@@ -454,6 +457,8 @@ struct BackendState {
   Backend* be = nullptr;
   std::unique_ptr<Vendor> vendor;
   std::string vendor_why;
+  std::unique_ptr<ActivationPass> act;  // device kernel for the unfused-epilogue baseline
+  std::string act_why;
   double rate_gflops = 0;  // last measured (slowest implementation), for the time-budget estimate
 };
 
@@ -650,14 +655,31 @@ void bench_one(BackendState& bs, HostProblem& hp, const Options& o, Row base, st
       std::vector<Set> vs;
       Status s;
       Config act_cfg;
-      const bool host_pass = bs.kind == OG_BACKEND_CPU && o.activation_pass != "omnigemm";
-      if (hp.leaky)
-        v.label += host_pass ? " + separate leaky_relu loop" : " + separate leaky_relu pass (OmniGEMM K=0 elementwise)";
+      // How the separate activation pass runs: a host loop (CPU), a device kernel (CUDA), or
+      // OmniGEMM's own K = 0 elementwise call (anywhere).
+      std::string pass = o.activation_pass;
+      std::string pass_note;
+      if (hp.leaky && pass == "auto") {
+        pass = bs.kind == OG_BACKEND_CPU ? "loop" : "omnigemm";
+        if (bs.kind != OG_BACKEND_CPU) {
+          if (!bs.act) pass_note = bs.act_why;
+          else if (Status ps = bs.act->prepare(); !ps) pass_note = ps.message;
+          else pass = "kernel";
+        }
+      }
+      if (hp.leaky && pass == "loop" && bs.kind != OG_BACKEND_CPU) s = error_status("--activation-pass loop is CPU only");
+      if (hp.leaky && pass == "kernel" && !(bs.act && bs.act->prepare()))
+        s = error_status("no device activation kernel: " + (bs.act ? bs.act->prepare().message : bs.act_why));
+      if (hp.leaky && s)
+        v.label += pass == "loop"     ? " + separate leaky_relu loop"
+                   : pass == "kernel" ? " + " + bs.act->label()
+                                      : " + separate leaky_relu pass (OmniGEMM K=0 elementwise)";
+      if (!pass_note.empty()) v.note = "activation kernel unavailable (" + pass_note + "), used OmniGEMM's K=0 pass";
       for (int i = 0; i < sets && s; ++i) {
         Set st{};
         if ((s = buf.add(ab.size(), st.a)) && (s = buf.add(bb.size(), st.b)) && (s = buf.add(d_bytes, st.d)) &&
             (s = be.upload(st.a, ab.data(), ab.size())) && (s = be.upload(st.b, bb.data(), bb.size()))) {
-          if (hp.leaky && !host_pass) {
+          if (hp.leaky && pass == "omnigemm") {
             st.act = make_activation_desc(hp, plan.d, st.d);
             Config c;
             s = prepare(bs, st.act, st.act_p, c);
@@ -670,7 +692,8 @@ void bench_one(BackendState& bs, HostProblem& hp, const Options& o, Row base, st
         Set& st = vs[size_t(i)];
         Status r2 = bs.vendor->run(run_p, st.a, st.b, st.d);
         if (!r2 || !hp.leaky) return r2;
-        if (host_pass) { host_leaky_pass(st.d, plan.d, int64_t(mn), hp.slope); return {}; }
+        if (pass == "loop") { host_leaky_pass(st.d, plan.d, int64_t(mn), hp.slope); return {}; }
+        if (pass == "kernel") return bs.act->leaky_relu(st.d, plan.d, int64_t(mn), hp.slope);
         return be.run(st.act_p, act_cfg, nullptr);
       };
       settle();
@@ -926,6 +949,7 @@ int main(int argc, char** argv) {
       std::printf("  vendor baseline: %s\n", bs.vendor ? bs.vendor->library().c_str() : ("none: " + bs.vendor_why).c_str());
       h.lines.push_back({std::string(og_backend_name(k)) + " vendor", bs.vendor ? bs.vendor->library() : "none: " + bs.vendor_why});
     }
+    if (o.epilogue_leaky) bs.act = load_activation_pass(k, bs.act_why);
     backends.push_back(std::move(bs));
   }
   std::fflush(stdout);
@@ -1031,6 +1055,7 @@ int main(int argc, char** argv) {
   for (const Row& r : rows) failures += r.status == "FAIL" || r.status == "error";
   for (BackendState& bs : backends) {
     bs.vendor.reset();
+    bs.act.reset();
     og_context_destroy(bs.ctx);
   }
   for (const std::string& line : skipped_backends) std::printf("%s\n", line.c_str());

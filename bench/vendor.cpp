@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -296,7 +297,197 @@ class Cublas final : public Vendor {
   cu::lt_matmul_fn matmul_ = nullptr;
 };
 
+// ---------------------------------------------------------------------------------------------
+// CUDA activation pass: PTX for sm_80+ (checked with ptxas -arch=sm_90 and sm_80), one element per
+// thread per grid-stride step, f32 math; leaky(x) = x >= 0 ? x : slope * x (NaN stays NaN).
+const char* kLeakyPtx = R"PTX(.version 7.0
+.target sm_80
+.address_size 64
+
+.visible .entry og_leaky_f32(.param .u64 p_ptr, .param .u64 p_n, .param .f32 p_slope)
+{
+  .reg .pred %p<3>;
+  .reg .b16 %h<3>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<8>;
+  .reg .f32 %f<4>;
+  ld.param.u64 %rd1, [p_ptr];
+  ld.param.u64 %rd2, [p_n];
+  ld.param.f32 %f1, [p_slope];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %nctaid.x;
+  mul.wide.u32 %rd3, %r1, %r2;
+  cvt.u64.u32 %rd4, %r3;
+  add.u64 %rd3, %rd3, %rd4;
+  mul.wide.u32 %rd5, %r4, %r2;
+LOOP:
+  setp.ge.u64 %p1, %rd3, %rd2;
+  @%p1 bra DONE;
+  shl.b64 %rd6, %rd3, 2;
+  add.u64 %rd7, %rd1, %rd6;
+  ld.global.f32 %f2, [%rd7];
+  mul.f32 %f3, %f2, %f1;
+  setp.ge.f32 %p2, %f2, 0f00000000;
+  selp.f32 %f3, %f2, %f3, %p2;
+  st.global.f32 [%rd7], %f3;
+  add.u64 %rd3, %rd3, %rd5;
+  bra LOOP;
+DONE:
+  ret;
+}
+
+.visible .entry og_leaky_f16(.param .u64 p_ptr, .param .u64 p_n, .param .f32 p_slope)
+{
+  .reg .pred %p<3>;
+  .reg .b16 %h<3>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<8>;
+  .reg .f32 %f<4>;
+  ld.param.u64 %rd1, [p_ptr];
+  ld.param.u64 %rd2, [p_n];
+  ld.param.f32 %f1, [p_slope];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %nctaid.x;
+  mul.wide.u32 %rd3, %r1, %r2;
+  cvt.u64.u32 %rd4, %r3;
+  add.u64 %rd3, %rd3, %rd4;
+  mul.wide.u32 %rd5, %r4, %r2;
+LOOP:
+  setp.ge.u64 %p1, %rd3, %rd2;
+  @%p1 bra DONE;
+  shl.b64 %rd6, %rd3, 1;
+  add.u64 %rd7, %rd1, %rd6;
+  ld.global.b16 %h1, [%rd7];
+  cvt.f32.f16 %f2, %h1;
+  mul.f32 %f3, %f2, %f1;
+  setp.ge.f32 %p2, %f2, 0f00000000;
+  selp.f32 %f3, %f2, %f3, %p2;
+  cvt.rn.f16.f32 %h2, %f3;
+  st.global.b16 [%rd7], %h2;
+  add.u64 %rd3, %rd3, %rd5;
+  bra LOOP;
+DONE:
+  ret;
+}
+
+.visible .entry og_leaky_bf16(.param .u64 p_ptr, .param .u64 p_n, .param .f32 p_slope)
+{
+  .reg .pred %p<3>;
+  .reg .b16 %h<3>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<8>;
+  .reg .f32 %f<4>;
+  ld.param.u64 %rd1, [p_ptr];
+  ld.param.u64 %rd2, [p_n];
+  ld.param.f32 %f1, [p_slope];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %nctaid.x;
+  mul.wide.u32 %rd3, %r1, %r2;
+  cvt.u64.u32 %rd4, %r3;
+  add.u64 %rd3, %rd3, %rd4;
+  mul.wide.u32 %rd5, %r4, %r2;
+LOOP:
+  setp.ge.u64 %p1, %rd3, %rd2;
+  @%p1 bra DONE;
+  shl.b64 %rd6, %rd3, 1;
+  add.u64 %rd7, %rd1, %rd6;
+  ld.global.b16 %h1, [%rd7];
+  cvt.u32.u16 %r5, %h1;
+  shl.b32 %r5, %r5, 16;
+  mov.b32 %f2, %r5;
+  mul.f32 %f3, %f2, %f1;
+  setp.ge.f32 %p2, %f2, 0f00000000;
+  selp.f32 %f3, %f2, %f3, %p2;
+  cvt.rn.bf16.f32 %h2, %f3;
+  st.global.b16 [%rd7], %h2;
+  add.u64 %rd3, %rd3, %rd5;
+  bra LOOP;
+DONE:
+  ret;
+}
+)PTX";
+
+class CudaActivation final : public ActivationPass {
+ public:
+  using init_fn = int (*)(unsigned);
+  using ctx_get_fn = int (*)(void**);
+  using module_load_fn = int (*)(void**, const void*);
+  using get_function_fn = int (*)(void**, void*, const char*);
+  using launch_fn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
+                            void**);
+
+  static std::unique_ptr<ActivationPass> load_lib(std::string& why) {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) { why = "libcuda.so.1 not found"; return nullptr; }
+    auto a = std::make_unique<CudaActivation>();
+    if (!load(lib, "cuInit", a->init_) || !load(lib, "cuCtxGetCurrent", a->ctx_get_) ||
+        !load(lib, "cuModuleLoadData", a->module_load_) || !load(lib, "cuModuleGetFunction", a->get_function_) ||
+        !load(lib, "cuLaunchKernel", a->launch_)) {
+      why = "libcuda.so.1 lacks a driver API entry point";
+      return nullptr;
+    }
+    return a;
+  }
+
+  std::string label() const override { return "separate leaky_relu kernel (PTX, grid-stride)"; }
+
+  Status prepare() override {
+    if (module_) return {};
+    if (int r = init_(0); r != 0) return error(StatusCode::backend_failure, "cuInit failed: " + std::to_string(r));
+    void* ctx = nullptr;
+    if (ctx_get_(&ctx) != 0 || !ctx) return error(StatusCode::backend_failure, "no current CUDA context on this thread");
+    if (int r = module_load_(&module_, kLeakyPtx); r != 0) {
+      module_ = nullptr;
+      return error(StatusCode::backend_failure, "cuModuleLoadData (PTX JIT) failed: " + std::to_string(r));
+    }
+    const char* names[3] = {"og_leaky_f32", "og_leaky_f16", "og_leaky_bf16"};
+    for (int i = 0; i < 3; ++i)
+      if (int r = get_function_(&fn_[i], module_, names[i]); r != 0)
+        return error(StatusCode::backend_failure, std::string("cuModuleGetFunction ") + names[i] + ": " + std::to_string(r));
+    return {};
+  }
+
+  Status leaky_relu(const og_memory& d, og_dtype dtype, int64_t elements, float slope) override {
+    const int which = dtype == OG_DTYPE_F32 ? 0 : dtype == OG_DTYPE_F16 ? 1 : dtype == OG_DTYPE_BF16 ? 2 : -1;
+    if (which < 0 || !fn_[which]) return error(StatusCode::unsupported, "activation pass: f32/f16/bf16 only");
+    unsigned long long ptr = reinterpret_cast<unsigned long long>(static_cast<char*>(d.ptr) + d.offset);
+    unsigned long long n = static_cast<unsigned long long>(elements);
+    void* params[3] = {&ptr, &n, &slope};
+    const unsigned threads = 256;
+    const unsigned long long want = (n + threads - 1) / threads;
+    const unsigned blocks = unsigned(std::max<unsigned long long>(1, std::min<unsigned long long>(want, 8192)));
+    // Stream 0: the legacy default stream, where the CUDA backend times and cuBLAS runs.
+    if (int r = launch_(fn_[which], blocks, 1, 1, threads, 1, 1, 0, nullptr, params, nullptr); r != 0)
+      return error(StatusCode::backend_failure, "cuLaunchKernel failed: " + std::to_string(r));
+    return {};
+  }
+
+ private:
+  init_fn init_ = nullptr;
+  ctx_get_fn ctx_get_ = nullptr;
+  module_load_fn module_load_ = nullptr;
+  get_function_fn get_function_ = nullptr;
+  launch_fn launch_ = nullptr;
+  void* module_ = nullptr;
+  void* fn_[3] = {nullptr, nullptr, nullptr};
+};
+
 }  // namespace
+
+std::unique_ptr<ActivationPass> load_activation_pass(og_backend backend, std::string& why) {
+  if (backend == OG_BACKEND_CUDA) return CudaActivation::load_lib(why);
+  why = std::string("no device activation kernel for backend ") + og_backend_name(backend);
+  return nullptr;
+}
 
 std::unique_ptr<Vendor> load_vendor(og_backend backend, omnigemm::detail::Backend& be, std::string& why) {
   switch (backend) {

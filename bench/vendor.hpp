@@ -46,6 +46,21 @@ class Vendor {
   virtual Status run(const VendorProblem& p, const og_memory& a, const og_memory& b, const og_memory& d) = 0;
 };
 
+// A separate in-place elementwise pass D = leaky_relu(D) on the device's default stream, for the
+// unfused-epilogue baseline (vendor GEMM + this pass). CUDA: a small grid-stride kernel written in
+// PTX, JIT-compiled by the driver (libcuda.so.1, dlopen'ed) in the current context. Elsewhere: none
+// (the bench then uses a host loop on the CPU or OmniGEMM's own K = 0 elementwise call).
+class ActivationPass {
+ public:
+  virtual ~ActivationPass() = default;
+  virtual std::string label() const = 0;
+  // Loads the kernel module in the calling thread's current device context (call after the
+  // backend has allocated memory, so that its context exists).
+  virtual Status prepare() = 0;
+  virtual Status leaky_relu(const og_memory& d, og_dtype dtype, int64_t elements, float slope) = 0;
+};
+std::unique_ptr<ActivationPass> load_activation_pass(og_backend backend, std::string& why);
+
 // The vendor library of `backend`'s device, or nullptr with the reason in `why`.
 std::unique_ptr<Vendor> load_vendor(og_backend backend, omnigemm::detail::Backend& be, std::string& why);
 
