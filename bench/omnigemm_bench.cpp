@@ -284,7 +284,7 @@ Status measure(Backend& be, const std::function<Status(int)>& launch, int sets, 
   if (!s) return s;
   double warm = first;
   int warm_runs = 1;
-  while (warm < o.warmup_ms && warm_runs < 50) {
+  while (warm < o.warmup_ms && warm_runs < 1000) {
     double ms = 0;
     if (!(s = be.time_ms(one, ms))) return s;
     warm += ms;
