@@ -18,6 +18,7 @@ packages=(
   libvulkan-dev libvulkan1 mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslang-tools spirv-tools
   python3-matplotlib     # plots of omnigemm-bench
+  hipcc libamdhip64-dev rocm-device-libs   # HIP compiler (gfx90a code objects, no AMD GPU needed)
 )
 
 missing=()

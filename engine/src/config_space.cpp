@@ -87,14 +87,13 @@ std::optional<Config> Config::parse(std::string_view text) {
       case 'x': c.extra = value; break;
     }
   }
-  std::string why;
-  if (!config_fits(c, DeviceLimits{}, 2, &why)) return std::nullopt;
+  if (!config_well_formed(c, nullptr)) return std::nullopt;
   return c;
 }
 
-bool config_fits(const Config& c, const DeviceLimits& lim, int input_bytes, std::string* why) {
-  auto fail = [&](std::string msg) {
-    if (why) *why = c.to_string() + ": " + std::move(msg);
+bool config_well_formed(const Config& c, std::string* why) {
+  auto fail = [&](const char* msg) {
+    if (why) *why = c.to_string() + ": " + msg;
     return false;
   };
   if (c.block_m <= 0 || c.block_n <= 0 || c.block_k <= 0 || c.block_m > 4096 || c.block_n > 8192 ||
@@ -104,7 +103,17 @@ bool config_fits(const Config& c, const DeviceLimits& lim, int input_bytes, std:
   if (c.stages < 0 || c.stages > 8) return fail("stages must be in 0..8");
   if (c.warps < 1 || c.warps > 32) return fail("warps must be in 1..32");
   if (c.split_k < 1 || c.split_k > 64) return fail("split_k must be in 1..64");
-  if (c.waves_per_eu < 0) return fail("waves_per_eu must be >= 0");
+  if (c.waves_per_eu < 0 || c.waves_per_eu > 64) return fail("waves_per_eu must be in 0..64");
+  if (c.extra < 0) return fail("the variant (-x) must be >= 0");
+  return true;
+}
+
+bool config_fits(const Config& c, const DeviceLimits& lim, int input_bytes, std::string* why) {
+  auto fail = [&](std::string msg) {
+    if (why) *why = c.to_string() + ": " + std::move(msg);
+    return false;
+  };
+  if (!config_well_formed(c, why)) return false;
 
   const long long threads = (long long)c.warps * lim.warp_size;
   if (lim.max_threads_per_group && threads > lim.max_threads_per_group)

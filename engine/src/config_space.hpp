@@ -47,6 +47,9 @@ struct DeviceLimits {
 // For OG_BACKEND_HIP this is the MI200 (gfx90a) list.
 std::span<const Config> config_table(og_backend backend);
 
+// Structural checks only (ranges of every field); what parse() applies.
+bool config_well_formed(const Config& c, std::string* why);
+
 // Structural and device-limit checks: threads, shared memory for `stages` buffers of
 // (BLOCK_M + BLOCK_N) x BLOCK_K inputs of `input_bytes` each, fp32 accumulator registers,
 // the waves_per_eu register budget. On failure returns false and says why in *why.

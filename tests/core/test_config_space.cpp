@@ -1,0 +1,121 @@
+#include <doctest/doctest.h>
+
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "config_space.hpp"
+#include "gemm_check.hpp"
+
+using omnigemm::detail::Config;
+using omnigemm::detail::config_fits;
+using omnigemm::detail::config_table;
+using omnigemm::detail::DeviceLimits;
+
+TEST_CASE("config space: the CUDA table is SEEDS.md's list verbatim") {
+  // (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps), in SEEDS.md's order.
+  const std::vector<std::tuple<int, int, int, int, int, int>> seeds = {
+      {128, 256, 64, 8, 3, 8}, {64, 256, 32, 8, 4, 4},  {128, 128, 32, 8, 4, 4}, {128, 64, 32, 8, 4, 4},
+      {64, 128, 32, 8, 4, 4},  {128, 32, 32, 8, 4, 4},  {64, 32, 32, 8, 5, 2},   {32, 64, 32, 8, 5, 2},
+      {128, 256, 128, 8, 3, 8}, {256, 128, 128, 8, 3, 8}, {256, 64, 128, 8, 4, 4}, {64, 256, 128, 8, 4, 4},
+      {128, 128, 128, 8, 4, 4}, {128, 64, 64, 8, 4, 4},  {64, 128, 64, 8, 4, 4},  {128, 32, 64, 8, 4, 4}};
+  auto table = config_table(OG_BACKEND_CUDA);
+  REQUIRE(table.size() >= seeds.size());  // backend-specific rows may follow the SEEDS.md ones
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    const Config& c = table[i];
+    CAPTURE(i);
+    CHECK(std::make_tuple(c.block_m, c.block_n, c.block_k, c.group_m, c.stages, c.warps) == seeds[i]);
+    CHECK(c.waves_per_eu == 0);
+    CHECK(c.split_k == 1);
+  }
+}
+
+TEST_CASE("config space: the HIP table is SEEDS.md's MI200 list verbatim, num_stages 0") {
+  // (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, waves_per_eu, num_warps)
+  const std::vector<std::tuple<int, int, int, int, int, int>> seeds = {
+      {128, 256, 16, 1, 2, 4}, {256, 256, 16, 4, 2, 8}, {128, 128, 32, 1, 2, 8}, {64, 128, 32, 8, 3, 4}, {64, 64, 32, 1, 8, 4}};
+  auto table = config_table(OG_BACKEND_HIP);
+  REQUIRE(table.size() == seeds.size());
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    const Config& c = table[i];
+    CHECK(std::make_tuple(c.block_m, c.block_n, c.block_k, c.group_m, c.waves_per_eu, c.warps) == seeds[i]);
+    CHECK(c.stages == 0);
+  }
+}
+
+TEST_CASE("config space: the text form round-trips for every row of every table") {
+  for (og_backend b : {OG_BACKEND_CPU, OG_BACKEND_VULKAN, OG_BACKEND_CUDA, OG_BACKEND_HIP}) {
+    auto table = config_table(b);
+    CHECK_FALSE(table.empty());
+    for (const Config& c : table) {
+      const std::string text = c.to_string();
+      CAPTURE(text);
+      auto back = Config::parse(text);
+      REQUIRE(back.has_value());
+      CHECK(*back == c);
+    }
+  }
+  CHECK(config_table(OG_BACKEND_CUDA)[0].to_string() == "128x256x64-g8-s3-w8");
+  CHECK(config_table(OG_BACKEND_HIP)[0].to_string() == "128x256x16-g1-s0-w4-e2");
+  Config k;
+  k.block_m = 64; k.block_n = 32; k.block_k = 16; k.split_k = 4; k.extra = 2;
+  CHECK(k.to_string() == "64x32x16-g8-s1-w4-k4-x2");
+}
+
+TEST_CASE("config space: parse rejects malformed text and never crashes on random input") {
+  for (const char* bad : {"", "x", "128", "128x128", "128x128x", "128x128x32-", "128x128x32-g", "128x128x32-q4",
+                          "128x128x32-g8-g8", "-1x128x32", "128x128x32-w0", "128x128x32-k0", "128x128x32 -g8",
+                          "0x128x32", "128x128x32-s99", "99999999999x1x1"})
+    CHECK_MESSAGE(!Config::parse(bad).has_value(), bad);
+  CHECK(Config::parse("128x128x32").has_value());                  // optional fields default
+  CHECK(Config::parse("128x128x32-w8-g4").has_value());            // in any order
+  const std::string alphabet = "0123456789x-gswekq ";
+  std::uniform_int_distribution<int> len(0, 24), ch(0, int(alphabet.size()) - 1);
+  for (int i = 0; i < 2000; ++i) {
+    std::string s;
+    for (int n = len(omnigemm::test::rng()); n > 0; --n) s += alphabet[size_t(ch(omnigemm::test::rng()))];
+    auto c = Config::parse(s);
+    if (c) CHECK(Config::parse(c->to_string()) == c);  // anything accepted round-trips
+  }
+}
+
+TEST_CASE("config space: validity rules follow device limits") {
+  const Config big = *Config::parse("128x256x64-g8-s3-w8");  // 3 x (128 + 256) x 64 x 2 B = 147456 B
+  DeviceLimits h100;
+  h100.max_shared_bytes = 227 * 1024;
+  h100.max_threads_per_group = 1024;
+  h100.warp_size = 32;
+  h100.max_registers_per_thread = 255;
+  std::string why;
+  CHECK(config_fits(big, h100, 2, &why));
+  DeviceLimits vk48 = h100;
+  vk48.max_shared_bytes = 48 * 1024;
+  CHECK_FALSE(config_fits(big, vk48, 2, &why));
+  CHECK(why.find("shared memory") != std::string::npos);
+
+  DeviceLimits few_threads = h100;
+  few_threads.max_threads_per_group = 128;
+  CHECK_FALSE(config_fits(big, few_threads, 2, &why));  // 8 warps = 256 threads
+  CHECK(why.find("threads") != std::string::npos);
+
+  const Config wide = *Config::parse("256x256x16-g1-s1-w2");  // 65536 accumulators / 64 threads
+  CHECK_FALSE(config_fits(wide, h100, 2, &why));
+  CHECK(why.find("registers") != std::string::npos);
+
+  // AMD MI200 (gfx90a): wave64, 512 registers per lane shared by VGPRs and AGPRs, 8 waves/SIMD.
+  DeviceLimits mi200;
+  mi200.max_shared_bytes = 64 * 1024;
+  mi200.max_threads_per_group = 1024;
+  mi200.warp_size = 64;
+  mi200.max_waves_per_eu = 8;
+  mi200.registers_per_lane_total = 512;
+  for (const Config& c : config_table(OG_BACKEND_HIP)) CHECK_MESSAGE(config_fits(c, mi200, 2, &why), why);
+  Config greedy = *Config::parse("256x256x16-g4-s0-w8-e8");  // 128 accumulators but 512/8 = 64 registers
+  CHECK_FALSE(config_fits(greedy, mi200, 2, &why));
+  CHECK(why.find("waves_per_eu") != std::string::npos);
+  Config too_many = *Config::parse("64x64x32-g1-s0-w4-e9");
+  CHECK_FALSE(config_fits(too_many, mi200, 2, &why));
+  // waves_per_eu means nothing to an NVIDIA device.
+  CHECK_FALSE(config_fits(config_table(OG_BACKEND_HIP)[3], h100, 2, &why));
+  CHECK(why.find("AMD") != std::string::npos);
+}

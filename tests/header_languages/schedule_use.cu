@@ -1,0 +1,15 @@
+// tile_schedule.h compiled as CUDA (device code) and, with hipcc, as HIP.
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#endif
+#include "omnigemm/tile_schedule.h"
+
+__global__ void walk(int* out, int num_pid_m, int num_pid_n, int group_m, int split_k, int total) {
+  for (int w = og_persistent_first(int(blockIdx.x * blockDim.x + threadIdx.x)); w < total;
+       w = og_persistent_next(w, int(gridDim.x * blockDim.x))) {
+    OgWork item = og_work_item(w, num_pid_m, num_pid_n, group_m, split_k);
+    int begin = 0, end = 0;
+    og_split_k_range(64, split_k, item.k_slice, begin, end);
+    out[w] = (item.pid_m * num_pid_n + item.pid_n) * 1000 + begin;
+  }
+}
