@@ -863,6 +863,15 @@ void write_basic_svg(const std::string& path, const std::vector<Row>& rows, cons
   f << "</svg>\n";
 }
 
+// The 1-minute load average: other work on the machine makes CPU timings meaningless; the header
+// records it at the start and the end of the run.
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string one;
+  if (!(f >> one)) return "unknown";
+  return one + " (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
+}
+
 std::string exe_dir() {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -908,6 +917,8 @@ int main(int argc, char** argv) {
   h.command = command_line(argc, argv);
   h.seed = std::to_string(o.seed);
   std::printf("omnigemm-bench  %s\ncommand: %s\nseed: %s\n", h.date.c_str(), h.command.c_str(), h.seed.c_str());
+  h.lines.push_back({"load average at start", load_average()});
+  std::printf("load average: %s\n", h.lines.back().second.c_str());
   // Environment that changes what is measured.
   for (const char* var : {"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMNIGEMM_CPU_KERNEL", "OMNIGEMM_TUNE_CACHE",
                           "OMNIGEMM_CUBLAS_DIR", "CUDA_VISIBLE_DEVICES"})
@@ -1014,7 +1025,9 @@ int main(int argc, char** argv) {
     }
   }
   if (progress) std::fprintf(stderr, "\r\033[K");
+  h.lines.push_back({"load average at end", load_average()});
   print_table(rows);
+  std::printf("load average at the end: %s\n", h.lines.back().second.c_str());
 
   // Files.
   std::string out = o.out_dir;
