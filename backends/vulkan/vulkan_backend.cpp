@@ -1,0 +1,760 @@
+// Vulkan backend: the portable shader path (shaders/gemm_portable.comp) on any Vulkan 1.2 device,
+// lavapipe included. The loader is dlopen()ed, so the library loads where Vulkan is absent.
+//
+// Device handling: its own instance/device, or a host application's (og_vulkan_host_handles).
+// Synchronous runs record into an internal command buffer and wait on a fence; og_gemm_async
+// records into the caller's command buffer. Pipelines are created lazily per (config, dtypes,
+// epilogue) under a mutex, through a VkPipelineCache persisted in ~/.cache/omnigemm.
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "backend.hpp"
+#include "gemm_portable.spv.h"
+#include "omnigemm/omnigemm_vulkan.h"
+#include "vulkan_debug.hpp"
+
+namespace omnigemm::detail {
+
+namespace {
+
+std::atomic<int> g_validation_messages{0};
+
+// ---- the loader ----------------------------------------------------------------------------
+#define OG_VK_INSTANCE_FUNCS(X)                                                                     \
+  X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)               \
+  X(vkGetPhysicalDeviceProperties2) X(vkGetPhysicalDeviceFeatures2)                                \
+  X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkGetPhysicalDeviceMemoryProperties)               \
+  X(vkCreateDevice) X(vkGetDeviceProcAddr) X(vkEnumerateDeviceExtensionProperties)
+#define OG_VK_DEVICE_FUNCS(X)                                                                      \
+  X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkCreateCommandPool) X(vkDestroyCommandPool)            \
+  X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer) \
+  X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences)          \
+  X(vkCreateBuffer) X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements) X(vkAllocateMemory)        \
+  X(vkFreeMemory) X(vkBindBufferMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkCmdCopyBuffer)         \
+  X(vkCreateShaderModule) X(vkDestroyShaderModule) X(vkCreateDescriptorSetLayout)                  \
+  X(vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout)             \
+  X(vkCreateComputePipelines) X(vkDestroyPipeline) X(vkCreatePipelineCache)                        \
+  X(vkDestroyPipelineCache) X(vkGetPipelineCacheData) X(vkCreateDescriptorPool)                    \
+  X(vkDestroyDescriptorPool) X(vkResetDescriptorPool) X(vkAllocateDescriptorSets)                  \
+  X(vkUpdateDescriptorSets) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants)  \
+  X(vkCmdDispatch) X(vkCmdPipelineBarrier) X(vkCreateQueryPool) X(vkDestroyQueryPool)              \
+  X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults) X(vkQueueWaitIdle)
+
+struct Vk {
+  void* lib = nullptr;
+  PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
+  PFN_vkCreateInstance vkCreateInstance = nullptr;
+  PFN_vkEnumerateInstanceLayerProperties vkEnumerateInstanceLayerProperties = nullptr;
+  PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT = nullptr;
+  PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT = nullptr;
+#define OG_DECLARE(name) PFN_##name name = nullptr;
+  OG_VK_INSTANCE_FUNCS(OG_DECLARE)
+  OG_VK_DEVICE_FUNCS(OG_DECLARE)
+#undef OG_DECLARE
+};
+
+const char* vk_result_name(VkResult r) {
+  switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
+    case VK_TIMEOUT: return "VK_TIMEOUT";
+    default: return "VkResult";
+  }
+}
+
+Status vk_status(VkResult r, const char* what) {
+  if (r == VK_SUCCESS) return {};
+  const std::string msg = std::string(what) + " failed: " + vk_result_name(r) + " (" + std::to_string(int(r)) + ")";
+  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+    return error(StatusCode::out_of_memory, "vulkan: " + msg);
+  if (r == VK_ERROR_DEVICE_LOST) return error(StatusCode::device_lost, "vulkan: " + msg);
+  return error(StatusCode::backend_failure, "vulkan: " + msg);
+}
+#define OG_VK_TRY(call, what)                   \
+  do {                                          \
+    if (Status s_ = vk_status((call), what); !s_) return s_; \
+  } while (0)
+
+VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                              VkDebugUtilsMessageTypeFlagsEXT,
+                                              const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
+  if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+    ++g_validation_messages;
+    std::fprintf(stderr, "omnigemm vulkan validation: %s\n", data && data->pMessage ? data->pMessage : "?");
+  }
+  return VK_FALSE;
+}
+
+constexpr uint32_t kBindings = 12;  // A, B: 32/16/8-bit views; C, D, bias: 32/16-bit views
+
+struct PushConstants {
+  uint32_t m, n, k;
+  uint32_t num_pid_m, num_pid_n, pid_base;
+  uint32_t a_sr, a_sc, a_bs, b_sr, b_sc, b_bs;
+  uint32_t c_sr, c_sc, c_bs, d_sr, d_sc, d_bs;
+  uint32_t bias_bs, batch_base;
+  uint32_t a_off, b_off, c_off, d_off, bias_off;
+  float alpha, beta, slope;
+};
+static_assert(sizeof(PushConstants) == 112, "push constants must stay within the 128 bytes every device has");
+
+struct Allocation {
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize size = 0;
+  bool host_visible = false;
+};
+
+class VulkanBackend final : public Backend {
+ public:
+  ~VulkanBackend() override { shutdown(); }
+
+  Status init(const BackendOptions& opt) {
+    const og_vulkan_host_handles* host = opt.vulkan && opt.vulkan->device ? opt.vulkan : nullptr;
+    if (host && host->get_instance_proc_addr) {
+      vk_.vkGetInstanceProcAddr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(host->get_instance_proc_addr);
+    } else {
+      vk_.lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+      if (!vk_.lib)
+        return error(StatusCode::backend_unavailable, "vulkan: the Vulkan loader libvulkan.so.1 was not found");
+      vk_.vkGetInstanceProcAddr =
+          reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(vk_.lib, "vkGetInstanceProcAddr"));
+      if (!vk_.vkGetInstanceProcAddr)
+        return error(StatusCode::backend_unavailable, "vulkan: libvulkan.so.1 has no vkGetInstanceProcAddr");
+    }
+    Status s = host ? adopt(*host) : create_own(opt.device_index);
+    if (!s) return s;
+    return create_common();
+  }
+
+  og_backend kind() const override { return OG_BACKEND_VULKAN; }
+  const DeviceInfo& device() const override { return info_; }
+  uint32_t input_dtypes() const override { return 0x1f; }   // f32, f16, bf16, e4m3, e5m2
+  uint32_t output_dtypes() const override { return 0x07; }  // f32, f16, bf16
+  uint32_t memory_kinds() const override { return 1u << OG_MEMORY_VULKAN; }
+  bool supports_async() const override { return true; }
+
+  Status check_problem(const Problem& p) const override {
+    constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // shader indices are 32-bit
+    for (const Operand* o : {&p.a, &p.b, &p.c, &p.d}) {
+      if (!o->present) continue;
+      const int64_t end = int64_t(o->mem.offset / uint64_t(dtype_bytes(o->dtype))) + o->extent_elements(p.batch);
+      if (end > kMax)
+        return error(StatusCode::unsupported, "vulkan: an operand spans " + std::to_string(end) +
+                                                  " elements; the Vulkan backend indexes buffers with 32 bits (at most 2^31 - 1 elements)");
+    }
+    return {};
+  }
+
+  std::vector<Config> candidates(const Problem& p) const override {
+    std::vector<Config> out;
+    for (const Config& c : config_table(OG_BACKEND_VULKAN))
+      if (c.extra == 0 && layout_ok(c) && config_fits(c, info_.limits, 4, nullptr)) out.push_back(c);
+    (void)p;
+    return out;
+  }
+
+  Status run(const Problem& p, const Config& cfg, void* stream) override {
+    if (cfg.extra != 0)
+      return error(StatusCode::unsupported, "vulkan: config " + cfg.to_string() +
+                                                " asks for a cooperative-matrix path (-x" + std::to_string(cfg.extra) +
+                                                "); this build runs the portable path only (-x0)");
+    std::string why;
+    if (!layout_ok(cfg) || !config_fits(cfg, info_.limits, 4, &why) || cfg.split_k != 1)
+      return error(StatusCode::unsupported, "vulkan: config " + cfg.to_string() + " cannot run on " + info_.name +
+                                                (why.empty() ? " (needs BLOCK_N % 4 == 0, threads = warps x subgroup divisible by BLOCK_N/4, split_k 1)" : ": " + why));
+    VkPipeline pipeline;
+    Status s = pipeline_for(p, cfg, pipeline);
+    if (!s) return s;
+    std::lock_guard<std::mutex> lock(mutex_);
+    VkDescriptorSet set;
+    if (!(s = descriptor_set_for(p, stream != nullptr, set))) return s;
+
+    PushConstants pc{};
+    const uint32_t tiles_m = uint32_t((p.m + cfg.block_m - 1) / cfg.block_m);
+    const uint32_t tiles_n = uint32_t((p.n + cfg.block_n - 1) / cfg.block_n);
+    pc.m = uint32_t(p.m); pc.n = uint32_t(p.n); pc.k = uint32_t(p.k);
+    pc.num_pid_m = tiles_m; pc.num_pid_n = tiles_n;
+    auto strides = [](const Operand& o, uint32_t& sr, uint32_t& sc, uint32_t& bs, uint32_t& off) {
+      sr = uint32_t(o.stride_row); sc = uint32_t(o.stride_col); bs = uint32_t(o.batch_stride);
+      off = o.present ? uint32_t(o.mem.offset / uint64_t(dtype_bytes(o.dtype))) : 0;
+    };
+    strides(p.a, pc.a_sr, pc.a_sc, pc.a_bs, pc.a_off);
+    strides(p.b, pc.b_sr, pc.b_sc, pc.b_bs, pc.b_off);
+    strides(p.c, pc.c_sr, pc.c_sc, pc.c_bs, pc.c_off);
+    strides(p.d, pc.d_sr, pc.d_sc, pc.d_bs, pc.d_off);
+    pc.bias_bs = uint32_t(p.bias_batch_stride);
+    pc.bias_off = p.bias_mode != OG_BIAS_NONE ? uint32_t(p.bias.offset / uint64_t(dtype_bytes(p.bias_dtype))) : 0;
+    pc.alpha = p.alpha; pc.beta = p.beta; pc.slope = p.leaky_slope;
+
+    VkCommandBuffer cmd = stream ? static_cast<VkCommandBuffer>(stream) : capture_;
+    const bool own = cmd == VK_NULL_HANDLE;
+    if (own && !(s = begin(cmd_))) return s;
+    if (own) cmd = cmd_;
+    // Successive GEMMs in one command buffer may share D: order them.
+    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT,
+                            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    vk_.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                             &barrier, 0, nullptr, 0, nullptr);
+    vk_.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vk_.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout_, 0, 1, &set, 0, nullptr);
+    const uint32_t max_x = max_groups_[0], max_z = max_groups_[2];
+    const uint64_t tiles = uint64_t(tiles_m) * tiles_n;
+    for (uint64_t b0 = 0; b0 < uint64_t(p.batch); b0 += max_z)
+      for (uint64_t t0 = 0; t0 < tiles; t0 += max_x) {
+        pc.pid_base = uint32_t(t0);
+        pc.batch_base = uint32_t(b0);
+        vk_.vkCmdPushConstants(cmd, pipeline_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+        vk_.vkCmdDispatch(cmd, uint32_t(std::min<uint64_t>(max_x, tiles - t0)), 1,
+                          uint32_t(std::min<uint64_t>(max_z, uint64_t(p.batch) - b0)));
+      }
+    if (own) return submit_and_wait(cmd_);
+    return {};
+  }
+
+  Status synchronize(void*) override { return {}; }  // synchronous runs already waited
+
+  Status allocate(size_t bytes, og_memory& out) override {
+    VkBuffer buffer;
+    Allocation a;
+    Status s = create_buffer(std::max<size_t>(bytes, 4),
+                             VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                             VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, buffer, a);
+    if (!s) return s;
+    std::lock_guard<std::mutex> lock(mutex_);
+    buffers_[buffer] = a;
+    out = og_memory{OG_MEMORY_VULKAN, nullptr, uint64_t(reinterpret_cast<uintptr_t>(buffer)), 0};
+    return {};
+  }
+
+  void release(const og_memory& m) override {
+    VkBuffer buffer = reinterpret_cast<VkBuffer>(uintptr_t(m.vk_buffer));
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = buffers_.find(buffer);
+    if (it == buffers_.end()) return;
+    vk_.vkDestroyBuffer(device_, buffer, nullptr);
+    vk_.vkFreeMemory(device_, it->second.memory, nullptr);
+    buffers_.erase(it);
+  }
+
+  Status upload(const og_memory& dst, const void* src, size_t bytes) override {
+    return transfer(dst, const_cast<void*>(src), bytes, /*to_device=*/true);
+  }
+  Status download(void* dst, const og_memory& src, size_t bytes) override {
+    return transfer(src, dst, bytes, /*to_device=*/false);
+  }
+
+  Status time_ms(const std::function<Status()>& launch, double& ms) override {
+    if (!timestamps_) return error(StatusCode::unsupported, "vulkan: " + info_.name + " has no compute timestamps");
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      Status s = begin(cmd_);
+      if (!s) return s;
+      vk_.vkCmdResetQueryPool(cmd_, queries_, 0, 2);
+      vk_.vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
+      capture_ = cmd_;
+    }
+    Status s = launch();  // records into capture_ instead of submitting
+    std::lock_guard<std::mutex> lock(mutex_);
+    capture_ = VK_NULL_HANDLE;
+    vk_.vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
+    Status done = submit_and_wait(cmd_);
+    if (!s) return s;
+    if (!done) return done;
+    uint64_t t[2] = {0, 0};
+    OG_VK_TRY(vk_.vkGetQueryPoolResults(device_, queries_, 0, 2, sizeof t, t, sizeof(uint64_t),
+                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+              "vkGetQueryPoolResults");
+    ms = double(t[1] - t[0]) * timestamp_period_ns_ * 1e-6;
+    return {};
+  }
+
+ private:
+  // The shader's thread layout: COLS = BLOCK_N / 4 columns of threads, ROWS = threads / COLS.
+  bool layout_ok(const Config& c) const {
+    const int threads = c.warps * info_.limits.warp_size;
+    const int cols = c.block_n / 4;
+    if (c.block_n % 4 || cols == 0 || threads % cols) return false;
+    const int rows = threads / cols;
+    return rows > 0 && c.block_m % rows == 0 && c.split_k == 1;
+  }
+
+  Status create_own(int device_index) {
+    vk_.vkCreateInstance = reinterpret_cast<PFN_vkCreateInstance>(vk_.vkGetInstanceProcAddr(nullptr, "vkCreateInstance"));
+    vk_.vkEnumerateInstanceLayerProperties = reinterpret_cast<PFN_vkEnumerateInstanceLayerProperties>(
+        vk_.vkGetInstanceProcAddr(nullptr, "vkEnumerateInstanceLayerProperties"));
+    if (!vk_.vkCreateInstance) return error(StatusCode::backend_unavailable, "vulkan: loader has no vkCreateInstance");
+
+    std::vector<const char*> layers, extensions;
+    const char* want = std::getenv("OMNIGEMM_VK_VALIDATION");
+    if (want && std::strcmp(want, "0") != 0) {
+      uint32_t n = 0;
+      vk_.vkEnumerateInstanceLayerProperties(&n, nullptr);
+      std::vector<VkLayerProperties> props(n);
+      vk_.vkEnumerateInstanceLayerProperties(&n, props.data());
+      for (auto& l : props)
+        if (std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0) validation_ = true;
+      if (validation_) {
+        layers.push_back("VK_LAYER_KHRONOS_validation");
+        extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+      } else {
+        std::fprintf(stderr, "omnigemm vulkan: OMNIGEMM_VK_VALIDATION is set but VK_LAYER_KHRONOS_validation is not installed\n");
+      }
+    }
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO, nullptr, "omnigemm", 1, "omnigemm", 1, VK_API_VERSION_1_2};
+    VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, nullptr, 0, &app, uint32_t(layers.size()),
+                             layers.data(), uint32_t(extensions.size()), extensions.data()};
+    VkResult r = vk_.vkCreateInstance(&ici, nullptr, &instance_);
+    if (r != VK_SUCCESS) {
+      Status s = vk_status(r, "vkCreateInstance");
+      return error(StatusCode::backend_unavailable, s.message);
+    }
+    own_device_ = true;
+    load_instance_functions();
+    if (validation_) {
+      vk_.vkCreateDebugUtilsMessengerEXT = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+          vk_.vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
+      vk_.vkDestroyDebugUtilsMessengerEXT = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+          vk_.vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+      VkDebugUtilsMessengerCreateInfoEXT dci{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+      dci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+      dci.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+      dci.pfnUserCallback = debug_callback;
+      if (vk_.vkCreateDebugUtilsMessengerEXT) vk_.vkCreateDebugUtilsMessengerEXT(instance_, &dci, nullptr, &messenger_);
+    }
+
+    uint32_t count = 0;
+    vk_.vkEnumeratePhysicalDevices(instance_, &count, nullptr);
+    std::vector<VkPhysicalDevice> devices(count);
+    vk_.vkEnumeratePhysicalDevices(instance_, &count, devices.data());
+    if (count == 0) return error(StatusCode::backend_unavailable, "vulkan: no Vulkan device found");
+    if (device_index >= int(count))
+      return error(StatusCode::backend_unavailable, "vulkan: device index " + std::to_string(device_index) +
+                                                        " requested but only " + std::to_string(count) + " device(s) exist");
+    physical_ = devices[size_t(device_index)];
+    Status s = check_device();
+    if (!s) return s;
+
+    uint32_t qcount = 0;
+    vk_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qcount, nullptr);
+    std::vector<VkQueueFamilyProperties> qprops(qcount);
+    vk_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qcount, qprops.data());
+    family_ = UINT32_MAX;
+    for (uint32_t i = 0; i < qcount; ++i)
+      if (qprops[i].queueFlags & VK_QUEUE_COMPUTE_BIT) { family_ = i; break; }
+    if (family_ == UINT32_MAX) return error(StatusCode::backend_unavailable, "vulkan: " + info_.name + " has no compute queue");
+    timestamps_ = qprops[family_].timestampValidBits > 0;
+
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, nullptr, 0, family_, 1, &priority};
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    f12.storageBuffer8BitAccess = VK_TRUE;
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
+    f11.storageBuffer16BitAccess = VK_TRUE;
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
+    VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2, 0, 1, &qci};
+    r = vk_.vkCreateDevice(physical_, &dci, nullptr, &device_);
+    if (r != VK_SUCCESS) return vk_status(r, "vkCreateDevice");
+    load_device_functions();
+    vk_.vkGetDeviceQueue(device_, family_, 0, &queue_);
+    return {};
+  }
+
+  Status adopt(const og_vulkan_host_handles& h) {
+    if (!h.instance || !h.physical_device || !h.queue)
+      return error(StatusCode::invalid_argument, "vulkan host handles: instance, physical_device, device and queue are all required");
+    if (h.api_version && VK_API_VERSION_MINOR(h.api_version) < 2 && VK_API_VERSION_MAJOR(h.api_version) == 1)
+      return error(StatusCode::unsupported, "vulkan host handles: OmniGEMM needs a Vulkan 1.2 device (api_version >= 1.2)");
+    instance_ = static_cast<VkInstance>(h.instance);
+    physical_ = static_cast<VkPhysicalDevice>(h.physical_device);
+    device_ = static_cast<VkDevice>(h.device);
+    queue_ = static_cast<VkQueue>(h.queue);
+    family_ = h.queue_family_index;
+    own_device_ = false;
+    load_instance_functions();
+    Status s = check_device();
+    if (!s) return s;
+    uint32_t qcount = 0;
+    vk_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qcount, nullptr);
+    std::vector<VkQueueFamilyProperties> qprops(qcount);
+    vk_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qcount, qprops.data());
+    if (family_ >= qcount || !(qprops[family_].queueFlags & VK_QUEUE_COMPUTE_BIT))
+      return error(StatusCode::invalid_argument, "vulkan host handles: queue family " + std::to_string(family_) +
+                                                     " does not exist or has no compute bit");
+    timestamps_ = qprops[family_].timestampValidBits > 0;
+    load_device_functions();
+    return {};
+  }
+
+  void load_instance_functions() {
+#define OG_LOAD(name) vk_.name = reinterpret_cast<PFN_##name>(vk_.vkGetInstanceProcAddr(instance_, #name));
+    OG_VK_INSTANCE_FUNCS(OG_LOAD)
+#undef OG_LOAD
+  }
+  void load_device_functions() {
+#define OG_LOAD(name) vk_.name = reinterpret_cast<PFN_##name>(vk_.vkGetDeviceProcAddr(device_, #name));
+    OG_VK_DEVICE_FUNCS(OG_LOAD)
+#undef OG_LOAD
+  }
+
+  // Device properties, the features the shader needs, and the limits the config space uses.
+  Status check_device() {
+    VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, &sub};
+    VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &drv};
+    vk_.vkGetPhysicalDeviceProperties2(physical_, &props);
+    device_props_ = props.properties;
+    const VkPhysicalDeviceLimits& l = props.properties.limits;
+    info_.name = props.properties.deviceName;
+    info_.driver = std::string(drv.driverName) + " " + drv.driverInfo + " (Vulkan " +
+                   std::to_string(VK_API_VERSION_MAJOR(props.properties.apiVersion)) + "." +
+                   std::to_string(VK_API_VERSION_MINOR(props.properties.apiVersion)) + ")";
+    if (VK_API_VERSION_MINOR(props.properties.apiVersion) < 2 && VK_API_VERSION_MAJOR(props.properties.apiVersion) == 1)
+      return error(StatusCode::backend_unavailable, "vulkan: " + info_.name + " supports only Vulkan 1.0/1.1; OmniGEMM needs 1.2");
+    info_.limits.max_shared_bytes = l.maxComputeSharedMemorySize;
+    info_.limits.max_threads_per_group = int(l.maxComputeWorkGroupInvocations);
+    info_.limits.warp_size = int(sub.subgroupSize ? sub.subgroupSize : 1);
+    const bool cpu = props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    info_.limits.compute_units = cpu ? int(std::max(1u, std::thread::hardware_concurrency())) : 64;
+    info_.limits.l2_bytes = cpu ? (32ll << 20) : (64ll << 20);  // not queryable in core Vulkan
+    std::copy(l.maxComputeWorkGroupCount, l.maxComputeWorkGroupCount + 3, max_groups_);
+    timestamp_period_ns_ = l.timestampPeriod;
+    timestamps_ = l.timestampComputeAndGraphics;
+
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
+    vk_.vkGetPhysicalDeviceFeatures2(physical_, &f2);
+    if (!f11.storageBuffer16BitAccess || !f12.storageBuffer8BitAccess)
+      return error(StatusCode::backend_unavailable,
+                   "vulkan: " + info_.name + " lacks storageBuffer16BitAccess or storageBuffer8BitAccess, which OmniGEMM's shaders need");
+    return {};
+  }
+
+  Status create_common() {
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, nullptr,
+                                VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, family_};
+    OG_VK_TRY(vk_.vkCreateCommandPool(device_, &pci, nullptr, &pool_), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr, pool_,
+                                    VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+    OG_VK_TRY(vk_.vkAllocateCommandBuffers(device_, &cai, &cmd_), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    OG_VK_TRY(vk_.vkCreateFence(device_, &fci, nullptr, &fence_), "vkCreateFence");
+    VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, nullptr, 0, VK_QUERY_TYPE_TIMESTAMP, 2};
+    OG_VK_TRY(vk_.vkCreateQueryPool(device_, &qpi, nullptr, &queries_), "vkCreateQueryPool");
+
+    VkDescriptorSetLayoutBinding bindings[kBindings];
+    for (uint32_t i = 0; i < kBindings; ++i)
+      bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, nullptr, 0, kBindings, bindings};
+    OG_VK_TRY(vk_.vkCreateDescriptorSetLayout(device_, &dli, nullptr, &set_layout_), "vkCreateDescriptorSetLayout");
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants)};
+    VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, nullptr, 0, 1, &set_layout_, 1, &range};
+    OG_VK_TRY(vk_.vkCreatePipelineLayout(device_, &pli, nullptr, &pipeline_layout_), "vkCreatePipelineLayout");
+    VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, sizeof(og_spv_gemm_portable),
+                                 og_spv_gemm_portable};
+    OG_VK_TRY(vk_.vkCreateShaderModule(device_, &smi, nullptr, &shader_), "vkCreateShaderModule");
+    OG_VK_TRY(new_descriptor_pool(sync_pool_), "vkCreateDescriptorPool");
+    return create_pipeline_cache();
+  }
+
+  VkResult new_descriptor_pool(VkDescriptorPool& pool) {
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 64 * kBindings};
+    VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, nullptr, 0, 64, 1, &size};
+    return vk_.vkCreateDescriptorPool(device_, &dpi, nullptr, &pool);
+  }
+
+  // Pipeline cache file: the driver validates its header (vendor, device, cache UUID); a file
+  // it rejects, or that cannot be read, is ignored with a warning.
+  std::string pipeline_cache_path() const {
+    if (const char* p = std::getenv("OMNIGEMM_VK_PIPELINE_CACHE"); p && *p) return p;
+    if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/omnigemm/vk_pipeline_cache.bin";
+    return "";
+  }
+  Status create_pipeline_cache() {
+    std::vector<char> data;
+    const std::string path = pipeline_cache_path();
+    if (!path.empty()) {
+      std::ifstream in(path, std::ios::binary);
+      if (in) data.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    // Header (Vulkan spec, "Pipeline Cache"): size, version, vendor, device, cache UUID.
+    VkPipelineCacheHeaderVersionOne header{};
+    const bool matches = data.size() >= sizeof header && (std::memcpy(&header, data.data(), sizeof header), true) &&
+                         header.headerSize >= sizeof header &&
+                         header.headerVersion == VK_PIPELINE_CACHE_HEADER_VERSION_ONE &&
+                         header.vendorID == device_props_.vendorID && header.deviceID == device_props_.deviceID &&
+                         std::memcmp(header.pipelineCacheUUID, device_props_.pipelineCacheUUID, VK_UUID_SIZE) == 0;
+    VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, nullptr, 0, data.size(), data.data()};
+    if (!matches || vk_.vkCreatePipelineCache(device_, &ci, nullptr, &pipeline_cache_) != VK_SUCCESS) {
+      if (!data.empty())
+        std::fprintf(stderr, "omnigemm vulkan: pipeline cache %s is corrupt or from another device/driver; ignoring it\n",
+                     path.c_str());
+      ci.initialDataSize = 0;
+      ci.pInitialData = nullptr;
+      OG_VK_TRY(vk_.vkCreatePipelineCache(device_, &ci, nullptr, &pipeline_cache_), "vkCreatePipelineCache");
+    }
+    return {};
+  }
+  void save_pipeline_cache() {
+    const std::string path = pipeline_cache_path();
+    if (path.empty() || !pipeline_cache_) return;
+    size_t size = 0;
+    if (vk_.vkGetPipelineCacheData(device_, pipeline_cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
+    std::vector<char> data(size);
+    if (vk_.vkGetPipelineCacheData(device_, pipeline_cache_, &size, data.data()) != VK_SUCCESS) return;
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    const std::string tmp = path + ".tmp." + std::to_string(reinterpret_cast<uintptr_t>(this));
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out.write(data.data(), std::streamsize(size));
+      if (!out) { std::remove(tmp.c_str()); return; }
+    }
+    std::rename(tmp.c_str(), path.c_str());  // atomic: concurrent processes never see half a file
+  }
+
+  Status pipeline_for(const Problem& p, const Config& c, VkPipeline& out) {
+    const uint32_t c_type = p.c.present ? uint32_t(p.c.dtype) : 99u;
+    const std::tuple<Config, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t> key{
+        c, p.a.dtype, p.b.dtype, c_type, p.d.dtype, p.bias_mode, p.bias_dtype, p.activation};
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = pipelines_.find(key); it != pipelines_.end()) { out = it->second; return {}; }
+    const uint32_t values[12] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),
+                                 uint32_t(c.warps * info_.limits.warp_size), uint32_t(p.a.dtype), uint32_t(p.b.dtype),
+                                 c_type, uint32_t(p.d.dtype), uint32_t(p.bias_mode), uint32_t(p.bias_dtype),
+                                 uint32_t(p.activation)};
+    VkSpecializationMapEntry entries[12];
+    for (uint32_t i = 0; i < 12; ++i) entries[i] = {i, i * 4, 4};
+    VkSpecializationInfo spec{12, entries, sizeof values, values};
+    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, shader_,
+                "main", &spec};
+    ci.layout = pipeline_layout_;
+    OG_VK_TRY(vk_.vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &out), "vkCreateComputePipelines");
+    pipelines_[key] = out;
+    return {};
+  }
+
+  // One descriptor set with every binding written (unused ones point at D's buffer).
+  Status descriptor_set_for(const Problem& p, bool recorded_by_caller, VkDescriptorSet& set) {
+    VkDescriptorPool pool = sync_pool_;
+    if (recorded_by_caller) {  // lives until the context is destroyed (the caller submits later)
+      if (async_pools_.empty() || async_sets_in_last_ == 64) {
+        VkDescriptorPool fresh;
+        OG_VK_TRY(new_descriptor_pool(fresh), "vkCreateDescriptorPool");
+        async_pools_.push_back(fresh);
+        async_sets_in_last_ = 0;
+      }
+      pool = async_pools_.back();
+      ++async_sets_in_last_;
+    } else {
+      OG_VK_TRY(vk_.vkResetDescriptorPool(device_, sync_pool_, 0), "vkResetDescriptorPool");
+    }
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, nullptr, pool, 1, &set_layout_};
+    OG_VK_TRY(vk_.vkAllocateDescriptorSets(device_, &ai, &set), "vkAllocateDescriptorSets");
+    auto buf = [&](const og_memory& m) { return reinterpret_cast<VkBuffer>(uintptr_t(m.vk_buffer)); };
+    const VkBuffer d = buf(p.d.mem);
+    const VkBuffer a = p.a.present ? buf(p.a.mem) : d, b = p.b.present ? buf(p.b.mem) : d;
+    const VkBuffer c = p.c.present ? buf(p.c.mem) : d, bias = p.bias_mode != OG_BIAS_NONE ? buf(p.bias) : d;
+    const VkBuffer per_binding[kBindings] = {a, a, a, b, b, b, c, c, d, d, bias, bias};
+    VkDescriptorBufferInfo infos[kBindings];
+    VkWriteDescriptorSet writes[kBindings];
+    for (uint32_t i = 0; i < kBindings; ++i) {
+      infos[i] = {per_binding[i], 0, VK_WHOLE_SIZE};
+      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, nullptr, set, i, 0, 1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                   nullptr, &infos[i], nullptr};
+    }
+    vk_.vkUpdateDescriptorSets(device_, kBindings, writes, 0, nullptr);
+    return {};
+  }
+
+  Status begin(VkCommandBuffer cmd) {
+    OG_VK_TRY(vk_.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, nullptr,
+                                VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    OG_VK_TRY(vk_.vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
+    return {};
+  }
+
+  Status submit_and_wait(VkCommandBuffer cmd) {
+    OG_VK_TRY(vk_.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO, nullptr, 0, nullptr, nullptr, 1, &cmd};
+    OG_VK_TRY(vk_.vkResetFences(device_, 1, &fence_), "vkResetFences");
+    OG_VK_TRY(vk_.vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit");
+    OG_VK_TRY(vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    return {};
+  }
+
+  Status create_buffer(size_t bytes, VkBufferUsageFlags usage, VkMemoryPropertyFlags prefer, VkBuffer& buffer,
+                       Allocation& a) {
+    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, nullptr, 0, bytes, usage, VK_SHARING_MODE_EXCLUSIVE};
+    OG_VK_TRY(vk_.vkCreateBuffer(device_, &bci, nullptr, &buffer), "vkCreateBuffer");
+    VkMemoryRequirements req;
+    vk_.vkGetBufferMemoryRequirements(device_, buffer, &req);
+    VkPhysicalDeviceMemoryProperties mp;
+    vk_.vkGetPhysicalDeviceMemoryProperties(physical_, &mp);
+    uint32_t type = UINT32_MAX;
+    for (int pass = 0; pass < 2 && type == UINT32_MAX; ++pass)  // preferred properties first, then any
+      for (uint32_t i = 0; i < mp.memoryTypeCount; ++i)
+        if ((req.memoryTypeBits & (1u << i)) && (pass == 1 || (mp.memoryTypes[i].propertyFlags & prefer) == prefer)) {
+          type = i;
+          break;
+        }
+    if (type == UINT32_MAX) {
+      vk_.vkDestroyBuffer(device_, buffer, nullptr);
+      return error(StatusCode::backend_failure, "vulkan: no memory type fits a storage buffer");
+    }
+    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, nullptr, req.size, type};
+    VkResult r = vk_.vkAllocateMemory(device_, &mai, nullptr, &a.memory);
+    if (r != VK_SUCCESS) {
+      vk_.vkDestroyBuffer(device_, buffer, nullptr);
+      return vk_status(r, ("vkAllocateMemory of " + std::to_string(bytes) + " bytes").c_str());
+    }
+    a.size = bytes;
+    a.host_visible = (mp.memoryTypes[type].propertyFlags & (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) ==
+                     (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    r = vk_.vkBindBufferMemory(device_, buffer, a.memory, 0);
+    if (r != VK_SUCCESS) {
+      vk_.vkDestroyBuffer(device_, buffer, nullptr);
+      vk_.vkFreeMemory(device_, a.memory, nullptr);
+      return vk_status(r, "vkBindBufferMemory");
+    }
+    return {};
+  }
+
+  // Copies between host memory and a buffer: mapped directly when the buffer is host-visible and
+  // coherent (lavapipe, integrated GPUs), else through a staging buffer and a copy command.
+  Status transfer(const og_memory& m, void* host, size_t bytes, bool to_device) {
+    VkBuffer buffer = reinterpret_cast<VkBuffer>(uintptr_t(m.vk_buffer));
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = buffers_.find(buffer);
+    if (it == buffers_.end())
+      return error(StatusCode::invalid_argument, "vulkan: buffer was not allocated by this context");
+    if (m.offset + bytes > it->second.size)
+      return error(StatusCode::invalid_argument, "vulkan: transfer beyond the end of the buffer");
+    auto copy_mapped = [&](VkDeviceMemory mem, VkDeviceSize offset) -> Status {
+      void* p = nullptr;
+      OG_VK_TRY(vk_.vkMapMemory(device_, mem, offset, bytes, 0, &p), "vkMapMemory");
+      if (to_device) std::memcpy(p, host, bytes);
+      else std::memcpy(host, p, bytes);
+      vk_.vkUnmapMemory(device_, mem);
+      return {};
+    };
+    if (it->second.host_visible) return copy_mapped(it->second.memory, m.offset);
+
+    VkBuffer staging;
+    Allocation sa;
+    Status s = create_buffer(bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, staging, sa);
+    if (!s) return s;
+    if (to_device) s = copy_mapped(sa.memory, 0);
+    if (s) s = begin(cmd_);
+    if (s) {
+      VkBufferCopy region{to_device ? 0 : m.offset, to_device ? m.offset : 0, bytes};
+      vk_.vkCmdCopyBuffer(cmd_, to_device ? staging : buffer, to_device ? buffer : staging, 1, &region);
+      s = submit_and_wait(cmd_);
+    }
+    if (s && !to_device) s = copy_mapped(sa.memory, 0);
+    vk_.vkDestroyBuffer(device_, staging, nullptr);
+    vk_.vkFreeMemory(device_, sa.memory, nullptr);
+    return s;
+  }
+
+  void shutdown() {
+    if (device_ && vk_.vkQueueWaitIdle && queue_) vk_.vkQueueWaitIdle(queue_);
+    if (device_ && vk_.vkDestroyPipeline) {
+      save_pipeline_cache();
+      for (auto& [k, pl] : pipelines_) vk_.vkDestroyPipeline(device_, pl, nullptr);
+      for (auto& [b, a] : buffers_) {
+        vk_.vkDestroyBuffer(device_, b, nullptr);
+        vk_.vkFreeMemory(device_, a.memory, nullptr);
+      }
+      for (VkDescriptorPool pl : async_pools_) vk_.vkDestroyDescriptorPool(device_, pl, nullptr);
+      if (sync_pool_) vk_.vkDestroyDescriptorPool(device_, sync_pool_, nullptr);
+      if (pipeline_cache_) vk_.vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
+      if (shader_) vk_.vkDestroyShaderModule(device_, shader_, nullptr);
+      if (pipeline_layout_) vk_.vkDestroyPipelineLayout(device_, pipeline_layout_, nullptr);
+      if (set_layout_) vk_.vkDestroyDescriptorSetLayout(device_, set_layout_, nullptr);
+      if (queries_) vk_.vkDestroyQueryPool(device_, queries_, nullptr);
+      if (fence_) vk_.vkDestroyFence(device_, fence_, nullptr);
+      if (pool_) vk_.vkDestroyCommandPool(device_, pool_, nullptr);
+      if (own_device_) vk_.vkDestroyDevice(device_, nullptr);
+    }
+    if (own_device_ && instance_) {
+      if (messenger_ && vk_.vkDestroyDebugUtilsMessengerEXT) vk_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+      if (vk_.vkDestroyInstance) vk_.vkDestroyInstance(instance_, nullptr);
+    }
+    device_ = VK_NULL_HANDLE;
+    instance_ = VK_NULL_HANDLE;
+    if (vk_.lib) dlclose(vk_.lib);
+    vk_.lib = nullptr;
+  }
+
+  Vk vk_;
+  DeviceInfo info_;
+  VkPhysicalDeviceProperties device_props_{};
+  bool own_device_ = false, validation_ = false, timestamps_ = false;
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t family_ = 0;
+  uint32_t max_groups_[3] = {65535, 65535, 65535};
+  float timestamp_period_ns_ = 1.0f;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkCommandBuffer capture_ = VK_NULL_HANDLE;  // set while time_ms records launches
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkPipelineLayout pipeline_layout_ = VK_NULL_HANDLE;
+  VkShaderModule shader_ = VK_NULL_HANDLE;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  VkDescriptorPool sync_pool_ = VK_NULL_HANDLE;
+  std::vector<VkDescriptorPool> async_pools_;
+  int async_sets_in_last_ = 0;
+  std::map<std::tuple<Config, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>, VkPipeline> pipelines_;
+  std::map<VkBuffer, Allocation> buffers_;
+  std::mutex mutex_;
+};
+
+}  // namespace
+
+int vulkan_validation_message_count() { return g_validation_messages.load(); }
+
+Status make_vulkan_backend(const BackendOptions& opt, std::unique_ptr<Backend>& out) {
+  auto be = std::make_unique<VulkanBackend>();
+  Status s = be->init(opt);
+  if (!s) return s;
+  out = std::move(be);
+  return {};
+}
+
+}  // namespace omnigemm::detail
+
+extern "C" uint32_t og_vulkan_required_device_extensions(void*, void*, const char**, uint32_t) { return 0; }

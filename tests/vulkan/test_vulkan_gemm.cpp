@@ -1,0 +1,243 @@
+// Vulkan backend on whatever Vulkan device exists (Mesa lavapipe on a machine without a GPU),
+// with the Khronos validation layer on when OMNIGEMM_VK_VALIDATION=1 (scripts/test.sh sets it):
+// every test also asserts that the layer reported nothing.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "context_internal.hpp"
+#include "gemm_check.hpp"
+#include "vulkan_debug.hpp"
+
+using namespace omnigemm;
+using namespace omnigemm::test;
+
+namespace {
+
+// A Vulkan context, or a SKIPPED line naming the reason.
+std::optional<Context> vulkan_context(const char* test_name) {
+  auto ctx = Context::create({.backend = Backend::vulkan});
+  if (!ctx) {
+    MESSAGE("SKIPPED vulkan: " << test_name << ": " << ctx.status().message);
+    return std::nullopt;
+  }
+  return std::move(ctx.value());
+}
+
+struct Case {
+  int64_t m, n, k, batch = 1;
+  Dtype a = Dtype::f32, b = Dtype::f32, d = Dtype::f32;
+  bool ta = false, tb = false;
+  Layout la = Layout::row_major, lb = Layout::row_major, ld = Layout::row_major;
+  EpilogueSpec epi;
+  std::string config;
+};
+
+void run_case(Context& ctx, const Case& c) {
+  CAPTURE(c.m);
+  CAPTURE(c.n);
+  CAPTURE(c.k);
+  CAPTURE(c.batch);
+  CAPTURE(name(c.a));
+  CAPTURE(name(c.b));
+  CAPTURE(name(c.d));
+  CAPTURE(c.config);
+  HostMatrix A(c.ta ? c.k : c.m, c.ta ? c.m : c.k, c.a, c.la, 2, c.batch, 3);
+  HostMatrix B(c.tb ? c.n : c.k, c.tb ? c.k : c.n, c.b, c.lb, 1, c.batch, 0);
+  A.transposed = c.ta;
+  B.transposed = c.tb;
+  HostMatrix C(c.m, c.n, c.d, c.ld, 1, c.batch, 2), D(c.m, c.n, c.d, c.ld, 1, c.batch, 2);
+  A.randomize();
+  B.randomize();
+  C.randomize();
+  std::vector<float> bias(size_t(std::max(c.m, c.n)));
+  for (float& x : bias) x = std::uniform_real_distribution<float>(-1, 1)(rng());
+  D.poison();
+  const HostMatrix before = D;
+  Gemm g;
+  g.a = A.host_view();
+  g.b = B.host_view();
+  g.c = C.host_view();
+  g.d = D.host_view();
+  g.batch_count = c.batch;
+  g.config = c.config;
+  g.epilogue.alpha = c.epi.alpha;
+  g.epilogue.beta = c.epi.beta;
+  g.epilogue.activation = c.epi.act;
+  g.epilogue.leaky_slope = c.epi.slope;
+  g.epilogue.bias_mode = c.epi.bias_mode;
+  g.epilogue.bias = Memory::host(bias.data());
+  Status s = ctx.run_host(g);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  const ErrorReport r = compare(D, reference_gemm(A, B, &C, &bias, c.epi, c.batch), &before);
+  CHECK(r.non_finite == 0);
+  CHECK(r.padding_touched == 0);
+  CHECK(r.rel_error <= tolerance(c.d, c.k));
+}
+
+void check_no_validation_messages() { CHECK(detail::vulkan_validation_message_count() == 0); }
+
+}  // namespace
+
+TEST_CASE("vulkan: random shapes, dtypes, layouts, batches and epilogues match float64") {
+  auto ctx = vulkan_context("random cases");
+  if (!ctx) return;
+  std::uniform_int_distribution<int> dim(1, 80), pick(0, 4), bat(1, 3);
+  const Dtype ins[] = {Dtype::f32, Dtype::f16, Dtype::bf16, Dtype::fp8_e4m3, Dtype::fp8_e5m2};
+  const Dtype outs[] = {Dtype::f32, Dtype::f16, Dtype::bf16};
+  for (int t = 0; t < 40; ++t) {
+    Case c{dim(rng()), dim(rng()), dim(rng()), bat(rng())};
+    c.a = ins[pick(rng())];
+    c.b = ins[pick(rng())];
+    c.d = outs[pick(rng()) % 3];
+    c.ta = pick(rng()) & 1;
+    c.tb = pick(rng()) & 1;
+    c.la = pick(rng()) & 1 ? Layout::col_major : Layout::row_major;
+    c.lb = pick(rng()) & 1 ? Layout::col_major : Layout::row_major;
+    c.ld = pick(rng()) & 1 ? Layout::col_major : Layout::row_major;
+    c.epi.alpha = std::uniform_real_distribution<float>(-2, 2)(rng());
+    c.epi.beta = t % 3 ? std::uniform_real_distribution<float>(-1, 1)(rng()) : 0.0f;
+    c.epi.act = Activation(pick(rng()));
+    c.epi.slope = 0.1f;
+    c.epi.bias_mode = BiasMode(pick(rng()) % 3);
+    run_case(*ctx, c);
+  }
+  check_no_validation_messages();
+}
+
+TEST_CASE("vulkan: every portable config the device can run, forced, on edge shapes") {
+  auto ctx = vulkan_context("forced configs");
+  if (!ctx) return;
+  auto& be = detail::context_backend(ctx->c_handle());
+  int ran = 0;
+  for (const auto& cfg : detail::config_table(OG_BACKEND_VULKAN)) {
+    std::string why;
+    const bool fits = cfg.extra == 0 && detail::config_fits(cfg, be.device().limits, 4, &why);
+    if (!fits) continue;
+    for (int64_t edge : {int64_t(1), int64_t(cfg.block_m - 1), int64_t(cfg.block_m + 1)}) {
+      Case c{edge, cfg.block_n + 3, 2 * cfg.block_k + 1};
+      c.config = cfg.to_string();
+      c.a = Dtype::f16;
+      c.b = Dtype::bf16;
+      c.d = Dtype::f16;
+      run_case(*ctx, c);
+    }
+    ++ran;
+  }
+  CHECK(ran > 0);
+  // A cooperative-matrix config is refused with a message naming what runs.
+  HostMatrix A(8, 8, Dtype::f16), B(8, 8, Dtype::f16), D(8, 8, Dtype::f32);
+  A.randomize();
+  B.randomize();
+  Gemm g;
+  g.a = A.host_view();
+  g.b = B.host_view();
+  g.d = D.host_view();
+  g.config = "128x128x32-g8-s2-w4-x1";
+  Status s = ctx->run_host(g);
+  CHECK(s.code == StatusCode::unsupported);
+  CHECK(s.message.find("portable") != std::string::npos);
+  check_no_validation_messages();
+}
+
+TEST_CASE("vulkan: K == 0, in place C == D, broadcast batches, large-ish problem") {
+  auto ctx = vulkan_context("special cases");
+  if (!ctx) return;
+  Case k0{17, 9, 0};
+  k0.epi.beta = 0.5f;
+  k0.epi.bias_mode = BiasMode::per_m;
+  k0.epi.act = Activation::silu;
+  run_case(*ctx, k0);
+
+  Case big{300, 257, 190};
+  big.a = Dtype::bf16;
+  big.b = Dtype::fp8_e4m3;
+  big.d = Dtype::bf16;
+  run_case(*ctx, big);
+
+  // In place: C is D itself.
+  HostMatrix A(33, 20, Dtype::f32), B(20, 41, Dtype::f32), D(33, 41, Dtype::f32);
+  A.randomize();
+  B.randomize();
+  D.randomize();
+  const HostMatrix C0 = D;
+  Gemm g;
+  g.a = A.host_view();
+  g.b = B.host_view();
+  g.d = D.host_view();
+  g.c = g.d;
+  g.epilogue.beta = 2.0f;
+  REQUIRE(ctx->run_host(g).ok());
+  EpilogueSpec e;
+  e.beta = 2.0f;
+  CHECK(compare(D, reference_gemm(A, B, &C0, nullptr, e, 1)).rel_error <= tolerance(Dtype::f32, 20));
+
+  // Broadcast A over 3 batches (batch stride 0).
+  HostMatrix A1(12, 10, Dtype::f16), B3(10, 14, Dtype::f16, Layout::row_major, 0, 3), D3(12, 14, Dtype::f32, Layout::row_major, 0, 3);
+  A1.randomize();
+  B3.randomize();
+  D3.poison();
+  Gemm gb;
+  gb.a = A1.host_view();
+  gb.b = B3.host_view();
+  gb.d = D3.host_view();
+  gb.batch_count = 3;
+  REQUIRE(ctx->run_host(gb).ok());
+  CHECK(compare(D3, reference_gemm(A1, B3, nullptr, nullptr, EpilogueSpec{}, 3)).rel_error <= tolerance(Dtype::f32, 10));
+  check_no_validation_messages();
+}
+
+TEST_CASE("vulkan: device buffers, asynchronous recording into the backend's own queue, timing") {
+  auto ctx = vulkan_context("device buffers");
+  if (!ctx) return;
+  auto& be = detail::context_backend(ctx->c_handle());
+  HostMatrix A(70, 50, Dtype::f16), B(50, 60, Dtype::f16), D(70, 60, Dtype::f32);
+  A.randomize();
+  B.randomize();
+  D.poison();
+  og_memory da, db, dd;
+  REQUIRE(be.allocate(A.bytes.size(), da).ok());
+  REQUIRE(be.allocate(B.bytes.size(), db).ok());
+  REQUIRE(be.allocate(D.bytes.size() + 64, dd).ok());
+  REQUIRE(be.upload(da, A.bytes.data(), A.bytes.size()).ok());
+  REQUIRE(be.upload(db, B.bytes.data(), B.bytes.size()).ok());
+  og_memory d_at = dd;
+  d_at.offset = 64;  // a byte offset inside the buffer
+  REQUIRE(be.upload(d_at, D.bytes.data(), D.bytes.size()).ok());
+  Gemm g;
+  g.a = A.view(Memory{da});
+  g.b = B.view(Memory{db});
+  g.d = D.view(Memory{d_at});
+  REQUIRE(ctx->run(g).ok());
+  double ms = -1;
+  REQUIRE(be.time_ms([&] { return ctx->run(g); }, ms).ok());
+  CHECK(ms > 0);
+  REQUIRE(be.download(D.bytes.data(), d_at, D.bytes.size()).ok());
+  CHECK(compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1)).rel_error <= tolerance(Dtype::f32, 50));
+  // Host pointers are refused by the device-memory call, with a hint.
+  Gemm h;
+  h.a = A.host_view();
+  h.b = B.host_view();
+  h.d = D.host_view();
+  Status s = ctx->run(h);
+  CHECK(s.code == StatusCode::invalid_argument);
+  CHECK(s.message.find("og_gemm_host") != std::string::npos);
+  be.release(da);
+  be.release(db);
+  be.release(dd);
+  check_no_validation_messages();
+}
+
+TEST_CASE("vulkan: a corrupt pipeline cache file is ignored") {
+  const std::string path = "/tmp/omnigemm-test-pipeline-cache.bin";
+  { std::ofstream(path, std::ios::binary) << "this is not a pipeline cache, not even close to one at all"; }
+  setenv("OMNIGEMM_VK_PIPELINE_CACHE", path.c_str(), 1);
+  {
+    auto ctx = vulkan_context("pipeline cache");
+    if (ctx) run_case(*ctx, Case{5, 6, 7});
+  }
+  unsetenv("OMNIGEMM_VK_PIPELINE_CACHE");
+  std::filesystem::remove(path);
+  check_no_validation_messages();
+}
