@@ -30,7 +30,7 @@ def plot(rows, sweep, prefix, meta):
     rows = [r for r in rows if r["sweep"] == sweep and r["status"] == "ok" and r["tflops"] is not None]
     if not rows:
         return False
-    cpu_only = all(r["backend"] == "cpu" for r in rows)
+    cpu_only = all(r["backend"] == "cpu" or r["tflops"] < 1.0 for r in rows)  # GFLOP/s then
     scale, unit = (1e3, "GFLOP/s") if cpu_only else (1.0, "TFLOP/s")
     categorical = sweep in ("list", "llm")
     fig, ax = plt.subplots(figsize=(10, 6))
