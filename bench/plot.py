@@ -50,6 +50,9 @@ def plot(rows, sweep, prefix, meta):
         ax.set_xlabel("M x N x K")
     else:
         ax.set_xlabel("K (M = N fixed)" if sweep == "k" else "M = N = K")
+    ys_all = [r["tflops"] * scale for r in rows if r["tflops"] > 0]
+    if ys_all and max(ys_all) / min(ys_all) > 30:  # e.g. a CPU Vulkan device next to the CPU backend
+        ax.set_yscale("log")
     ax.set_ylabel(unit + " (median)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
