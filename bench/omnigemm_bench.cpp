@@ -129,6 +129,7 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
   std::vector<int64_t> sizes;
   bool quick = false, llm = false;
   int64_t k_lo = 0, k_hi = 0, k_step = 0, mn = 4096;
+  bool mn_given = false;
   auto need = [&](int& i, const char* flag) -> const char* {
     if (i + 1 >= argc) { err = std::string(flag) + " needs a value"; return nullptr; }
     return argv[++i];
@@ -204,6 +205,7 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
       } else if (a == "--MN") {
         if (!(v = need(i, "--MN"))) return false;
         mn = std::stoll(v);
+        mn_given = true;
       } else if (a == "--epilogue") {
         if (!(v = need(i, "--epilogue"))) return false;
         if (std::string(v) != "leaky_relu") { err = "--epilogue supports leaky_relu"; return false; }
@@ -232,6 +234,10 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
     }
   } catch (const std::exception&) {
     err = "bad number in the arguments";
+    return false;
+  }
+  if ((k_step != 0 || mn_given) && k_lo == 0 && k_hi == 0) {
+    err = "--K_step and --MN belong to a K sweep: add --K_range A B";
     return false;
   }
   if (k_lo > 0 || k_hi > 0) {
