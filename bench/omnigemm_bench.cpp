@@ -182,6 +182,10 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
           auto in = parts.empty() ? std::nullopt : parse_dtype(parts[0]);
           auto out = parts.size() > 1 ? parse_dtype(parts[1]) : (in ? std::optional(default_output(*in)) : std::nullopt);
           if (!in || !out || parts.size() > 2) { err = "bad dtype '" + spec + "'"; return false; }
+          if (*in >= OG_DTYPE_MXFP8 || *out >= OG_DTYPE_MXFP8) {
+            err = "block-scaled dtypes (mxfp8, mxfp4, nvfp4) need scale tensors, which omnigemm-bench does not make yet";
+            return false;
+          }
           o.dtypes.push_back({*in, *out});
         }
       } else if (a == "--sizes") {
