@@ -19,7 +19,7 @@ namespace {
 std::optional<Context> vulkan_context(const char* test_name) {
   auto ctx = Context::create({.backend = Backend::vulkan});
   if (!ctx) {
-    MESSAGE("SKIPPED vulkan: " << test_name << ": " << ctx.status().message);
+    MESSAGE("SKIPPED vulkan: " << std::string(test_name) << ": " << ctx.status().message);
     return std::nullopt;
   }
   return std::move(ctx.value());

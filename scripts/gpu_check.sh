@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One visit to the GPU machine (H100): unpack the carried Vulkan loader, run the test suites
+# (core, CUDA, Vulkan on the NVIDIA driver), compute-sanitizer on a representative subset, the
+# SASS instruction mix of the CUDA kernels, omnigemm-bench against cuBLAS in the same run, and
+# omnigemm-conformance. Everything lands in <out> as summary.txt plus two tarballs.
+#   usage (from the repo root, with the build folder and .gl carried):
+#     bash scripts/gpu_check.sh <build dir> <out dir> [bench args...]
+set -uo pipefail
+build="$1"; out="$2"; shift 2
+logs="$(mktemp -d)"
+summary="$out/summary.txt"
+say() { echo "$*" | tee -a "$summary"; }
+
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+say "== $(date -u '+%Y-%m-%d %H:%M UTC')  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+cublas_dir="$(python3 -c 'import nvidia.cublas, os; print(os.path.join(os.path.dirname(nvidia.cublas.__file__), "lib"))' 2>/dev/null || true)"
+export OMNIGEMM_CUBLAS_DIR="${OMNIGEMM_CUBLAS_DIR:-$cublas_dir}"
+say "cuBLAS from: ${OMNIGEMM_CUBLAS_DIR:-<search path>}"
+
+for t in core cuda vulkan; do
+  "$build/tests/test_$t" > "$logs/test_$t.log" 2>&1
+  say "test_$t rc=$? $(grep -E 'test cases:' "$logs/test_$t.log" | tail -1)"
+  grep -E "SKIPPED" "$logs/test_$t.log" | head -3 | tee -a "$summary"
+done
+for tool in memcheck racecheck; do
+  compute-sanitizer --tool "$tool" "$build/tests/test_cuda" -tc='*device pointers*' > "$logs/sanitizer_$tool.log" 2>&1
+  say "compute-sanitizer $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/sanitizer_$tool.log" | tail -1)"
+done
+cuobjdump --dump-sass "$build/tests/test_cuda" > "$logs/sass.txt" 2>&1
+say "SASS instruction counts: HGMMA=$(grep -c HGMMA "$logs/sass.txt") QGMMA=$(grep -c QGMMA "$logs/sass.txt") HMMA=$(grep -c HMMA "$logs/sass.txt") FFMA=$(grep -c FFMA "$logs/sass.txt")"
+
+"$build/bench/omnigemm-bench" --out "$logs/bench" "$@" > "$logs/bench.log" 2>&1
+say "omnigemm-bench rc=$?"
+tail -n 40 "$logs/bench.log" | tee -a "$summary"
+"$build/bench/omnigemm-conformance" --seed 7 --out "$logs/conformance" > "$logs/conformance.log" 2>&1
+say "omnigemm-conformance rc=$?"
+tail -n 15 "$logs/conformance.log" | tee -a "$summary"
+tar -C "$logs" -czf "$out/logs.tar.gz" .

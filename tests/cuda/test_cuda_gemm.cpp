@@ -1,0 +1,192 @@
+// CUDA backend tests. Without a CUDA device every test prints "SKIPPED cuda: <test>: <reason>".
+#include <doctest/doctest.h>
+
+#include "context_internal.hpp"
+#include "gemm_check.hpp"
+
+using namespace omnigemm;
+using namespace omnigemm::test;
+
+namespace {
+
+// A Vulkan context, or a SKIPPED line naming the reason.
+std::optional<Context> cuda_context(const char* test_name) {
+  auto ctx = Context::create({.backend = Backend::cuda});
+  if (!ctx) {
+    MESSAGE("SKIPPED cuda: " << std::string(test_name) << ": " << ctx.status().message);
+    return std::nullopt;
+  }
+  return std::move(ctx.value());
+}
+
+struct Case {
+  int64_t m, n, k, batch = 1;
+  Dtype a = Dtype::f32, b = Dtype::f32, d = Dtype::f32;
+  bool ta = false, tb = false;
+  Layout la = Layout::row_major, lb = Layout::row_major, ld = Layout::row_major;
+  EpilogueSpec epi;
+  std::string config;
+};
+
+void run_case(Context& ctx, const Case& c) {
+  CAPTURE(c.m);
+  CAPTURE(c.n);
+  CAPTURE(c.k);
+  CAPTURE(c.batch);
+  CAPTURE(name(c.a));
+  CAPTURE(name(c.b));
+  CAPTURE(name(c.d));
+  CAPTURE(c.config);
+  HostMatrix A(c.ta ? c.k : c.m, c.ta ? c.m : c.k, c.a, c.la, 2, c.batch, 3);
+  HostMatrix B(c.tb ? c.n : c.k, c.tb ? c.k : c.n, c.b, c.lb, 1, c.batch, 0);
+  A.transposed = c.ta;
+  B.transposed = c.tb;
+  HostMatrix C(c.m, c.n, c.d, c.ld, 1, c.batch, 2), D(c.m, c.n, c.d, c.ld, 1, c.batch, 2);
+  A.randomize();
+  B.randomize();
+  C.randomize();
+  std::vector<float> bias(size_t(std::max(c.m, c.n)));
+  for (float& x : bias) x = std::uniform_real_distribution<float>(-1, 1)(rng());
+  D.poison();
+  const HostMatrix before = D;
+  Gemm g;
+  g.a = A.host_view();
+  g.b = B.host_view();
+  g.c = C.host_view();
+  g.d = D.host_view();
+  g.batch_count = c.batch;
+  g.config = c.config;
+  g.epilogue.alpha = c.epi.alpha;
+  g.epilogue.beta = c.epi.beta;
+  g.epilogue.activation = c.epi.act;
+  g.epilogue.leaky_slope = c.epi.slope;
+  g.epilogue.bias_mode = c.epi.bias_mode;
+  g.epilogue.bias = Memory::host(bias.data());
+  Status s = ctx.run_host(g);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  const ErrorReport r = compare(D, reference_gemm(A, B, &C, &bias, c.epi, c.batch), &before);
+  CHECK(r.non_finite == 0);
+  CHECK(r.padding_touched == 0);
+  CHECK(r.rel_error <= tolerance(c.d, c.k));
+}
+
+}  // namespace
+
+TEST_CASE("cuda: random shapes, dtypes, layouts, batches and epilogues match float64") {
+  auto ctx = cuda_context("random cases");
+  if (!ctx) return;
+  std::uniform_int_distribution<int> dim(1, 300), pick(0, 4), bat(1, 3);
+  const Dtype ins[] = {Dtype::f32, Dtype::f16, Dtype::bf16, Dtype::fp8_e4m3, Dtype::fp8_e5m2};
+  const Dtype outs[] = {Dtype::f32, Dtype::f16, Dtype::bf16};
+  for (int t = 0; t < 60; ++t) {
+    Case c{dim(rng()), dim(rng()), dim(rng()), bat(rng())};
+    c.a = ins[pick(rng())];
+    c.b = ins[pick(rng())];
+    c.d = outs[pick(rng()) % 3];
+    c.ta = pick(rng()) & 1;
+    c.tb = pick(rng()) & 1;
+    c.la = pick(rng()) & 1 ? Layout::col_major : Layout::row_major;
+    c.lb = pick(rng()) & 1 ? Layout::col_major : Layout::row_major;
+    c.ld = pick(rng()) & 1 ? Layout::col_major : Layout::row_major;
+    c.epi.alpha = std::uniform_real_distribution<float>(-2, 2)(rng());
+    c.epi.beta = t % 3 ? std::uniform_real_distribution<float>(-1, 1)(rng()) : 0.0f;
+    c.epi.act = Activation(pick(rng()));
+    c.epi.slope = 0.1f;
+    c.epi.bias_mode = BiasMode(pick(rng()) % 3);
+    run_case(*ctx, c);
+  }
+}
+
+TEST_CASE("cuda: every table config the generic kernel runs, forced, on edge shapes; others refused") {
+  auto ctx = cuda_context("forced configs");
+  if (!ctx) return;
+  auto& be = detail::context_backend(ctx->c_handle());
+  int ran = 0;
+  for (const auto& cfg : detail::config_table(OG_BACKEND_CUDA)) {
+    bool offered = false;
+    for (const auto& c : be.candidates(detail::Problem{})) offered |= c == cfg;
+    if (!offered) continue;
+    for (int64_t edge : {int64_t(1), int64_t(cfg.block_m - 1), int64_t(cfg.block_m + 1)}) {
+      Case c{edge, cfg.block_n + 3, 2 * cfg.block_k + 1};
+      c.config = cfg.to_string();
+      c.a = Dtype::bf16;
+      c.b = Dtype::fp8_e5m2;
+      c.d = Dtype::f16;
+      c.epi.act = Activation::gelu_tanh;
+      run_case(*ctx, c);
+    }
+    ++ran;
+  }
+  CHECK(ran > 0);
+  HostMatrix A(8, 8, Dtype::f16), B(8, 8, Dtype::f16), D(8, 8, Dtype::f32);
+  A.randomize();
+  B.randomize();
+  Gemm g;
+  g.a = A.host_view();
+  g.b = B.host_view();
+  g.d = D.host_view();
+  g.config = "128x128x32-g8-s4-w4-k4";
+  Status s = ctx->run_host(g);
+  CHECK(s.code == StatusCode::unsupported);
+  CHECK(s.message.find("split-K") != std::string::npos);
+}
+
+TEST_CASE("cuda: SEEDS.md fp8 case (A e5m2, B pre-transposed e5m2, f16 out) and 512^3 f16") {
+  auto ctx = cuda_context("seeds cases");
+  if (!ctx) return;
+  Case fp8{512, 512, 512};
+  fp8.a = Dtype::fp8_e5m2;
+  fp8.b = Dtype::fp8_e5m2;
+  fp8.tb = true;
+  fp8.d = Dtype::f16;
+  run_case(*ctx, fp8);
+  Case f16{512, 512, 512};
+  f16.a = f16.b = f16.d = Dtype::f16;
+  run_case(*ctx, f16);
+}
+
+TEST_CASE("cuda: device pointers, a user stream, in place, K == 0, timing") {
+  auto ctx = cuda_context("device pointers");
+  if (!ctx) return;
+  auto& be = detail::context_backend(ctx->c_handle());
+  HostMatrix A(70, 50, Dtype::bf16), B(50, 60, Dtype::bf16), D(70, 60, Dtype::f32);
+  A.randomize();
+  B.randomize();
+  D.randomize();
+  const HostMatrix C0 = D;
+  og_memory da, db, dd;
+  REQUIRE(be.allocate(A.bytes.size(), da).ok());
+  REQUIRE(be.allocate(B.bytes.size(), db).ok());
+  REQUIRE(be.allocate(D.bytes.size(), dd).ok());
+  REQUIRE(be.upload(da, A.bytes.data(), A.bytes.size()).ok());
+  REQUIRE(be.upload(db, B.bytes.data(), B.bytes.size()).ok());
+  REQUIRE(be.upload(dd, D.bytes.data(), D.bytes.size()).ok());
+  Gemm g;
+  g.a = A.view(Memory{da});
+  g.b = B.view(Memory{db});
+  g.d = D.view(Memory{dd});
+  g.c = g.d;  // in place
+  g.epilogue.beta = 0.5f;
+  REQUIRE(ctx->run(g).ok());
+  REQUIRE(be.download(D.bytes.data(), dd, D.bytes.size()).ok());
+  EpilogueSpec e;
+  e.beta = 0.5f;
+  CHECK(compare(D, reference_gemm(A, B, &C0, nullptr, e, 1)).rel_error <= tolerance(Dtype::f32, 50));
+  // og_gemm_async on the legacy default stream (a cudaStream_t of 0 is passed as nullptr).
+  g.epilogue.beta = 0.0f;
+  g.c = Matrix();
+  REQUIRE(ctx->run_async(g, nullptr).ok());
+  REQUIRE(be.synchronize(nullptr).ok());
+  double ms = -1;
+  REQUIRE(be.time_ms([&] { return ctx->run_async(g, nullptr); }, ms).ok());
+  CHECK(ms > 0);
+  REQUIRE(be.download(D.bytes.data(), dd, D.bytes.size()).ok());
+  CHECK(compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1)).rel_error <= tolerance(Dtype::f32, 50));
+  Case k0{9, 7, 0};
+  k0.epi.beta = 1.0f;
+  k0.epi.bias_mode = BiasMode::per_n;
+  run_case(*ctx, k0);
+  be.release(da);
+  be.release(db);
+  be.release(dd);
+}
