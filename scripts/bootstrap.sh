@@ -3,9 +3,10 @@
 # writes ${OMNIGEMM_CACHE:-~/.cache/omnigemm}/env.sh for the other scripts to source.
 # Idempotent: packages already installed are not touched (no apt-get update either).
 #
-# Tools Debian 12 is too old for (glslang >= 14 for cooperative-matrix shaders, Vulkan headers
-# >= 1.3.255) are built into the cache by scripts/bootstrap-vulkan-tools.sh when the Vulkan
-# backend's shaders need them; see /work/shared/design/TOOLCHAIN.md.
+# Today's shaders (the portable Vulkan path) build with Debian 12's glslang 12. The
+# cooperative-matrix shaders of the Vulkan issue will need glslang >= 14 and Vulkan headers
+# >= 1.3.255, built from Debian trixie's sources into the cache (see TOOLCHAIN.md); this script
+# already prefers such a build when it finds one in the cache or in a LunarG SDK.
 set -euo pipefail
 
 cache="${OMNIGEMM_CACHE:-$HOME/.cache/omnigemm}"
