@@ -188,8 +188,11 @@ class VulkanBackend final : public Backend {
     Status s = pipeline_for(p, cfg, pipeline);
     if (!s) return s;
     std::lock_guard<std::mutex> lock(mutex_);
+    // Record into: the caller's command buffer, else this thread's timing capture, else our own.
+    const bool capturing = capture_ != VK_NULL_HANDLE && capture_thread_ == std::this_thread::get_id();
+    const DescriptorUse use = stream ? DescriptorUse::caller : capturing ? DescriptorUse::capture : DescriptorUse::own;
     VkDescriptorSet set;
-    if (!(s = descriptor_set_for(p, stream != nullptr, set))) return s;
+    if (!(s = descriptor_set_for(p, use, set))) return s;
 
     PushConstants pc{};
     const uint32_t tiles_m = uint32_t((p.m + cfg.block_m - 1) / cfg.block_m);
@@ -208,7 +211,7 @@ class VulkanBackend final : public Backend {
     pc.bias_off = p.bias_mode != OG_BIAS_NONE ? uint32_t(p.bias.offset / uint64_t(dtype_bytes(p.bias_dtype))) : 0;
     pc.alpha = p.alpha; pc.beta = p.beta; pc.slope = p.leaky_slope;
 
-    VkCommandBuffer cmd = stream ? static_cast<VkCommandBuffer>(stream) : capture_;
+    VkCommandBuffer cmd = stream ? static_cast<VkCommandBuffer>(stream) : capturing ? capture_ : VK_NULL_HANDLE;
     const bool own = cmd == VK_NULL_HANDLE;
     if (own && !(s = begin(cmd_))) return s;
     if (own) cmd = cmd_;
@@ -268,19 +271,23 @@ class VulkanBackend final : public Backend {
 
   Status time_ms(const std::function<Status()>& launch, double& ms) override {
     if (!timestamps_) return error(StatusCode::unsupported, "vulkan: " + info_.name + " has no compute timestamps");
+    // One timing at a time; other threads' runs go on submitting their own command buffers.
+    std::lock_guard<std::mutex> timing(timing_mutex_);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      Status s = begin(cmd_);
+      Status s = begin(capture_cmd_);
       if (!s) return s;
-      vk_.vkCmdResetQueryPool(cmd_, queries_, 0, 2);
-      vk_.vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
-      capture_ = cmd_;
+      OG_VK_TRY(vk_.vkResetDescriptorPool(device_, capture_pool_, 0), "vkResetDescriptorPool");
+      vk_.vkCmdResetQueryPool(capture_cmd_, queries_, 0, 2);
+      vk_.vkCmdWriteTimestamp(capture_cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
+      capture_ = capture_cmd_;
+      capture_thread_ = std::this_thread::get_id();
     }
-    Status s = launch();  // records into capture_ instead of submitting
+    Status s = launch();  // this thread's runs record into capture_ instead of submitting
     std::lock_guard<std::mutex> lock(mutex_);
     capture_ = VK_NULL_HANDLE;
-    vk_.vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
-    Status done = submit_and_wait(cmd_);
+    vk_.vkCmdWriteTimestamp(capture_cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
+    Status done = submit_and_wait(capture_cmd_);
     if (!s) return s;
     if (!done) return done;
     uint64_t t[2] = {0, 0};
@@ -461,6 +468,7 @@ class VulkanBackend final : public Backend {
     VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr, pool_,
                                     VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
     OG_VK_TRY(vk_.vkAllocateCommandBuffers(device_, &cai, &cmd_), "vkAllocateCommandBuffers");
+    OG_VK_TRY(vk_.vkAllocateCommandBuffers(device_, &cai, &capture_cmd_), "vkAllocateCommandBuffers");
     VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     OG_VK_TRY(vk_.vkCreateFence(device_, &fci, nullptr, &fence_), "vkCreateFence");
     VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, nullptr, 0, VK_QUERY_TYPE_TIMESTAMP, 2};
@@ -478,6 +486,7 @@ class VulkanBackend final : public Backend {
                                  og_spv_gemm_portable};
     OG_VK_TRY(vk_.vkCreateShaderModule(device_, &smi, nullptr, &shader_), "vkCreateShaderModule");
     OG_VK_TRY(new_descriptor_pool(sync_pool_), "vkCreateDescriptorPool");
+    OG_VK_TRY(new_descriptor_pool(capture_pool_), "vkCreateDescriptorPool");
     return create_pipeline_cache();
   }
 
@@ -559,10 +568,17 @@ class VulkanBackend final : public Backend {
     return {};
   }
 
+  // Who submits the recorded dispatch decides how long its descriptor set must live:
+  // own: submitted and waited at once (the pool is reset before each run);
+  // capture: until time_ms submits (its pool is reset when the next timing starts, at most 64 runs);
+  // caller: until the caller's command buffer has run, which only the caller knows (kept until
+  // the context is destroyed).
+  enum class DescriptorUse { own, capture, caller };
+
   // One descriptor set with every binding written (unused ones point at D's buffer).
-  Status descriptor_set_for(const Problem& p, bool recorded_by_caller, VkDescriptorSet& set) {
-    VkDescriptorPool pool = sync_pool_;
-    if (recorded_by_caller) {  // lives until the context is destroyed (the caller submits later)
+  Status descriptor_set_for(const Problem& p, DescriptorUse use, VkDescriptorSet& set) {
+    VkDescriptorPool pool = use == DescriptorUse::capture ? capture_pool_ : sync_pool_;
+    if (use == DescriptorUse::caller) {
       if (async_pools_.empty() || async_sets_in_last_ == 64) {
         VkDescriptorPool fresh;
         OG_VK_TRY(new_descriptor_pool(fresh), "vkCreateDescriptorPool");
@@ -571,7 +587,7 @@ class VulkanBackend final : public Backend {
       }
       pool = async_pools_.back();
       ++async_sets_in_last_;
-    } else {
+    } else if (use == DescriptorUse::own) {
       OG_VK_TRY(vk_.vkResetDescriptorPool(device_, sync_pool_, 0), "vkResetDescriptorPool");
     }
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, nullptr, pool, 1, &set_layout_};
@@ -695,6 +711,7 @@ class VulkanBackend final : public Backend {
       }
       for (VkDescriptorPool pl : async_pools_) vk_.vkDestroyDescriptorPool(device_, pl, nullptr);
       if (sync_pool_) vk_.vkDestroyDescriptorPool(device_, sync_pool_, nullptr);
+      if (capture_pool_) vk_.vkDestroyDescriptorPool(device_, capture_pool_, nullptr);
       if (pipeline_cache_) vk_.vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
       if (shader_) vk_.vkDestroyShaderModule(device_, shader_, nullptr);
       if (pipeline_layout_) vk_.vkDestroyPipelineLayout(device_, pipeline_layout_, nullptr);
@@ -728,7 +745,11 @@ class VulkanBackend final : public Backend {
   float timestamp_period_ns_ = 1.0f;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
-  VkCommandBuffer capture_ = VK_NULL_HANDLE;  // set while time_ms records launches
+  VkCommandBuffer capture_cmd_ = VK_NULL_HANDLE;
+  VkCommandBuffer capture_ = VK_NULL_HANDLE;  // capture_cmd_ while time_ms records launches
+  std::thread::id capture_thread_;            // ... of this thread only
+  std::mutex timing_mutex_;
+  VkDescriptorPool capture_pool_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;

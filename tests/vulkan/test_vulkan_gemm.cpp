@@ -3,7 +3,9 @@
 // every test also asserts that the layer reported nothing.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 
 #include "context_internal.hpp"
@@ -239,5 +241,38 @@ TEST_CASE("vulkan: a corrupt pipeline cache file is ignored") {
   }
   unsetenv("OMNIGEMM_VK_PIPELINE_CACHE");
   std::filesystem::remove(path);
+  check_no_validation_messages();
+}
+
+TEST_CASE("vulkan: one thread times while another runs GEMMs on the same context") {
+  auto ctx = vulkan_context("concurrency");
+  if (!ctx) return;
+  auto& be = detail::context_backend(ctx->c_handle());
+  HostMatrix A(40, 30, Dtype::f32), B(30, 20, Dtype::f32), D(40, 20, Dtype::f32);
+  A.randomize();
+  B.randomize();
+  og_memory da, db, dd;
+  REQUIRE(be.allocate(A.bytes.size(), da).ok());
+  REQUIRE(be.allocate(B.bytes.size(), db).ok());
+  REQUIRE(be.allocate(D.bytes.size(), dd).ok());
+  REQUIRE(be.upload(da, A.bytes.data(), A.bytes.size()).ok());
+  REQUIRE(be.upload(db, B.bytes.data(), B.bytes.size()).ok());
+  Gemm timed;
+  timed.a = A.view(Memory{da});
+  timed.b = B.view(Memory{db});
+  timed.d = D.view(Memory{dd});
+  std::atomic<int> timing_failures{0};
+  std::thread timer([&] {
+    for (int i = 0; i < 20; ++i) {
+      double ms = 0;
+      if (!be.time_ms([&] { return ctx->run(timed); }, ms).ok() || !(ms > 0)) ++timing_failures;
+    }
+  });
+  for (int i = 0; i < 10; ++i) run_case(*ctx, Case{23, 19, 17});  // submitted and checked meanwhile
+  timer.join();
+  CHECK(timing_failures.load() == 0);
+  be.release(da);
+  be.release(db);
+  be.release(dd);
   check_no_validation_messages();
 }
