@@ -303,8 +303,7 @@ Status measure(Backend& be, const std::function<Status(int)>& launch, int sets, 
   const double est = std::max(warm / warm_runs, 1e-4);
   // Samples of at least ~1 ms so that the event/clock resolution and launch gaps do not dominate.
   t.inner = int(std::clamp(std::ceil(1.0 / est), 1.0, 64.0));
-  // Vulkan timestamps measure device time alone, so single launches need no amortising (and the
-  // backend's timed capture is only known to handle one launch per command buffer).
+  // Vulkan timestamps measure device time alone, so single launches need no amortising.
   if (be.kind() == OG_BACKEND_VULKAN) t.inner = 1;
   t.samples = int(std::clamp(o.budget_ms / (est * t.inner), double(o.min_samples), double(o.max_samples)));
   std::vector<double> per_launch;
