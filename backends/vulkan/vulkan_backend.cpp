@@ -365,12 +365,9 @@ class VulkanBackend final : public Backend {
     Status s = check_device();
     if (!s) return s;
 
-    uint32_t qcount = 0;
-    vk_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qcount, nullptr);
-    std::vector<VkQueueFamilyProperties> qprops(qcount);
-    vk_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qcount, qprops.data());
+    const std::vector<VkQueueFamilyProperties> qprops = queue_families();
     family_ = UINT32_MAX;
-    for (uint32_t i = 0; i < qcount; ++i)
+    for (uint32_t i = 0; i < qprops.size(); ++i)
       if (qprops[i].queueFlags & VK_QUEUE_COMPUTE_BIT) { family_ = i; break; }
     if (family_ == UINT32_MAX) return error(StatusCode::backend_unavailable, "vulkan: " + info_.name + " has no compute queue");
     timestamps_ = qprops[family_].timestampValidBits > 0;
@@ -404,16 +401,21 @@ class VulkanBackend final : public Backend {
     load_instance_functions();
     Status s = check_device();
     if (!s) return s;
-    uint32_t qcount = 0;
-    vk_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qcount, nullptr);
-    std::vector<VkQueueFamilyProperties> qprops(qcount);
-    vk_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &qcount, qprops.data());
-    if (family_ >= qcount || !(qprops[family_].queueFlags & VK_QUEUE_COMPUTE_BIT))
+    const std::vector<VkQueueFamilyProperties> qprops = queue_families();
+    if (family_ >= qprops.size() || !(qprops[family_].queueFlags & VK_QUEUE_COMPUTE_BIT))
       return error(StatusCode::invalid_argument, "vulkan host handles: queue family " + std::to_string(family_) +
                                                      " does not exist or has no compute bit");
     timestamps_ = qprops[family_].timestampValidBits > 0;
     load_device_functions();
     return {};
+  }
+
+  std::vector<VkQueueFamilyProperties> queue_families() const {
+    uint32_t count = 0;
+    vk_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &count, nullptr);
+    std::vector<VkQueueFamilyProperties> props(count);
+    vk_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &count, props.data());
+    return props;
   }
 
   void load_instance_functions() {

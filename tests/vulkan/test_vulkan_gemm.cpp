@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "context_internal.hpp"
-#include "gemm_check.hpp"
+#include "backend_cases.hpp"
 #include "vulkan_debug.hpp"
 
 using namespace omnigemm;
@@ -17,66 +17,7 @@ using namespace omnigemm::test;
 
 namespace {
 
-// A Vulkan context, or a SKIPPED line naming the reason.
-std::optional<Context> vulkan_context(const char* test_name) {
-  auto ctx = Context::create({.backend = Backend::vulkan});
-  if (!ctx) {
-    MESSAGE("SKIPPED vulkan: " << std::string(test_name) << ": " << ctx.status().message);
-    return std::nullopt;
-  }
-  return std::move(ctx.value());
-}
-
-struct Case {
-  int64_t m, n, k, batch = 1;
-  Dtype a = Dtype::f32, b = Dtype::f32, d = Dtype::f32;
-  bool ta = false, tb = false;
-  Layout la = Layout::row_major, lb = Layout::row_major, ld = Layout::row_major;
-  EpilogueSpec epi;
-  std::string config;
-};
-
-void run_case(Context& ctx, const Case& c) {
-  CAPTURE(c.m);
-  CAPTURE(c.n);
-  CAPTURE(c.k);
-  CAPTURE(c.batch);
-  CAPTURE(name(c.a));
-  CAPTURE(name(c.b));
-  CAPTURE(name(c.d));
-  CAPTURE(c.config);
-  HostMatrix A(c.ta ? c.k : c.m, c.ta ? c.m : c.k, c.a, c.la, 2, c.batch, 3);
-  HostMatrix B(c.tb ? c.n : c.k, c.tb ? c.k : c.n, c.b, c.lb, 1, c.batch, 0);
-  A.transposed = c.ta;
-  B.transposed = c.tb;
-  HostMatrix C(c.m, c.n, c.d, c.ld, 1, c.batch, 2), D(c.m, c.n, c.d, c.ld, 1, c.batch, 2);
-  A.randomize();
-  B.randomize();
-  C.randomize();
-  std::vector<float> bias(size_t(std::max(c.m, c.n)));
-  for (float& x : bias) x = std::uniform_real_distribution<float>(-1, 1)(rng());
-  D.poison();
-  const HostMatrix before = D;
-  Gemm g;
-  g.a = A.host_view();
-  g.b = B.host_view();
-  g.c = C.host_view();
-  g.d = D.host_view();
-  g.batch_count = c.batch;
-  g.config = c.config;
-  g.epilogue.alpha = c.epi.alpha;
-  g.epilogue.beta = c.epi.beta;
-  g.epilogue.activation = c.epi.act;
-  g.epilogue.leaky_slope = c.epi.slope;
-  g.epilogue.bias_mode = c.epi.bias_mode;
-  g.epilogue.bias = Memory::host(bias.data());
-  Status s = ctx.run_host(g);
-  REQUIRE_MESSAGE(s.ok(), s.message);
-  const ErrorReport r = compare(D, reference_gemm(A, B, &C, &bias, c.epi, c.batch), &before);
-  CHECK(r.non_finite == 0);
-  CHECK(r.padding_touched == 0);
-  CHECK(r.rel_error <= tolerance(c.d, c.k));
-}
+std::optional<Context> vulkan_context(const char* test_name) { return backend_context(Backend::vulkan, test_name); }
 
 void check_no_validation_messages() { CHECK(detail::vulkan_validation_message_count() == 0); }
 
