@@ -5,6 +5,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "context_internal.hpp"
@@ -24,6 +25,15 @@ struct og_context {
 namespace {
 
 thread_local std::string t_last_error;
+
+// The integer stored in a C enum field; reading an out-of-range value through the enum type
+// is undefined in C++, and rejecting such values is what the callers do.
+template <class E>
+int64_t enum_int(const E& e) {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &e, sizeof v);
+  return int64_t(std::make_signed_t<decltype(v)>(v));
+}
 
 og_status report(const Status& s) {
   if (s.ok()) return OG_OK;
@@ -57,9 +67,9 @@ Status make_backend(og_backend kind, const BackendOptions& opt, std::unique_ptr<
 Status create_backend(const og_context_options& o, std::unique_ptr<Backend>& out) {
   BackendOptions opt{o.device_index, o.cpu_threads, o.vulkan};
   if (o.device_index < 0) return error(StatusCode::invalid_argument, "device_index is negative");
-  if (o.backend != OG_BACKEND_AUTO) {
-    if (o.backend < OG_BACKEND_AUTO || o.backend >= OG_BACKEND_COUNT)
-      return error(StatusCode::invalid_argument, "unknown backend " + std::to_string(o.backend));
+  if (enum_int(o.backend) != OG_BACKEND_AUTO) {
+    if (enum_int(o.backend) < OG_BACKEND_AUTO || enum_int(o.backend) >= OG_BACKEND_COUNT)
+      return error(StatusCode::invalid_argument, "unknown backend " + std::to_string(enum_int(o.backend)));
     return make_backend(o.backend, opt, out);
   }
   // Auto: the fastest backend that finds a device; the reasons of the others are kept for the
@@ -178,8 +188,8 @@ og_status og_context_create(const og_context_options* options, og_context** out)
     og_context_options o;
     og_context_options_init(&o);
     if (options) o = *options;
-    if (o.tune_mode < OG_TUNE_CACHE_ONLY || o.tune_mode > OG_TUNE_OFF)
-      return error(StatusCode::invalid_argument, "unknown tune mode " + std::to_string(o.tune_mode));
+    if (enum_int(o.tune_mode) < OG_TUNE_CACHE_ONLY || enum_int(o.tune_mode) > OG_TUNE_OFF)
+      return error(StatusCode::invalid_argument, "unknown tune mode " + std::to_string(enum_int(o.tune_mode)));
     auto ctx = std::make_unique<og_context>();
     Status s = create_backend(o, ctx->backend);
     if (!s) return s;

@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace omnigemm::detail {
 
@@ -17,6 +19,15 @@ bool mul_overflows(int64_t a, int64_t b, int64_t& out) { return __builtin_mul_ov
 bool add_overflows(int64_t a, int64_t b, int64_t& out) { return __builtin_add_overflow(a, b, &out); }
 
 bool valid_dtype(int d) { return d >= 0 && d < OG_DTYPE_COUNT; }
+
+// The integer a caller stored in a C enum field. Reading an out-of-range value through the enum
+// type is undefined in C++ (UBSan reports it), and rejecting such values is the point here.
+template <class E>
+int64_t enum_int(const E& e) {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &e, sizeof v);
+  return int64_t(std::make_signed_t<decltype(v)>(v));
+}
 
 // Element extent of an operand over `batches` batches, with overflow detection.
 bool checked_extent(const Operand& o, int64_t batches, int64_t& out) {
@@ -52,13 +63,14 @@ bool overlaps(const ByteRange& x, const ByteRange& y) {
 
 // Validates one matrix view and folds op() and the layout into strides.
 Status make_operand(const og_matrix& v, const char* name, bool is_output, Operand& o) {
-  if (!valid_dtype(v.dtype)) return invalid(std::string(name) + ": unknown dtype " + std::to_string(v.dtype));
+  if (!valid_dtype(int(enum_int(v.dtype))))
+    return invalid(std::string(name) + ": unknown dtype " + std::to_string(enum_int(v.dtype)));
   if (v.rows < 0 || v.cols < 0)
     return invalid(std::string(name) + ": negative size " + std::to_string(v.rows) + " x " + std::to_string(v.cols));
   if (v.rows > kMaxDim || v.cols > kMaxDim)
     return invalid(std::string(name) + ": dimension above 2^31-1 (" + std::to_string(v.rows) + " x " +
                    std::to_string(v.cols) + ")");
-  if (v.layout != OG_ROW_MAJOR && v.layout != OG_COL_MAJOR)
+  if (enum_int(v.layout) != OG_ROW_MAJOR && enum_int(v.layout) != OG_COL_MAJOR)
     return invalid(std::string(name) + ": layout must be OG_ROW_MAJOR or OG_COL_MAJOR");
   if (v.transpose != 0 && v.transpose != 1) return invalid(std::string(name) + ": transpose must be 0 or 1");
   if (is_output && v.transpose)
@@ -86,9 +98,9 @@ Status make_operand(const og_matrix& v, const char* name, bool is_output, Operan
 }
 
 Status check_memory(const og_memory& m, const char* name, og_dtype dtype) {
-  if (m.kind == OG_MEMORY_NONE) return invalid(std::string(name) + ": no memory given (kind OG_MEMORY_NONE)");
-  if (m.kind < OG_MEMORY_NONE || m.kind > OG_MEMORY_VULKAN)
-    return invalid(std::string(name) + ": unknown memory kind " + std::to_string(m.kind));
+  if (enum_int(m.kind) == OG_MEMORY_NONE) return invalid(std::string(name) + ": no memory given (kind OG_MEMORY_NONE)");
+  if (enum_int(m.kind) < OG_MEMORY_NONE || enum_int(m.kind) > OG_MEMORY_VULKAN)
+    return invalid(std::string(name) + ": unknown memory kind " + std::to_string(enum_int(m.kind)));
   const uint64_t align = uint64_t(dtype_bytes(dtype));
   if (m.kind == OG_MEMORY_VULKAN) {
     if (m.vk_buffer == 0) return invalid(std::string(name) + ": null VkBuffer");
@@ -176,11 +188,13 @@ Status validate(const og_gemm_desc& desc, Problem& p) {
 
   // Epilogue.
   const og_epilogue& e = desc.epilogue;
-  if (e.activation < OG_ACT_NONE || e.activation > OG_ACT_SILU)
-    return invalid("unknown activation " + std::to_string(e.activation));
+  if (enum_int(e.activation) < OG_ACT_NONE || enum_int(e.activation) > OG_ACT_SILU)
+    return invalid("unknown activation " + std::to_string(enum_int(e.activation)));
   if (!std::isfinite(e.leaky_slope)) return invalid("leaky_slope is not finite");
-  if (e.bias_mode < OG_BIAS_NONE || e.bias_mode > OG_BIAS_PER_M)
-    return invalid("unknown bias mode " + std::to_string(e.bias_mode));
+  if (enum_int(e.bias_mode) < OG_BIAS_NONE || enum_int(e.bias_mode) > OG_BIAS_PER_M)
+    return invalid("unknown bias mode " + std::to_string(enum_int(e.bias_mode)));
+  if (e.bias_mode != OG_BIAS_NONE && !valid_dtype(int(enum_int(e.bias_dtype))))
+    return invalid("bias: unknown dtype " + std::to_string(enum_int(e.bias_dtype)));
   p.alpha = e.alpha;
   p.beta = e.beta;
   p.activation = e.activation;

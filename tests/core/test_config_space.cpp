@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <cctype>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -118,4 +120,32 @@ TEST_CASE("config space: validity rules follow device limits") {
   // waves_per_eu means nothing to an NVIDIA device.
   CHECK_FALSE(config_fits(config_table(OG_BACKEND_HIP)[3], h100, 2, &why));
   CHECK(why.find("AMD") != std::string::npos);
+}
+
+TEST_CASE("config space: parse survives arbitrary bytes and single-character mutations of every row") {
+  auto& g = omnigemm::test::rng();
+  std::uniform_int_distribution<int> byte(0, 255), len(0, 40);
+  for (int i = 0; i < 500; ++i) {
+    std::string s;
+    for (int n = len(g); n > 0; --n) s += char(byte(g));
+    auto c = Config::parse(s);
+    if (c) CHECK(Config::parse(c->to_string()) == c);
+  }
+  // Mutating one character of a valid text: either rejected or a well-formed config that
+  // round-trips; truncations of a valid text with optional fields cut mid-field are rejected.
+  for (og_backend b : {OG_BACKEND_CPU, OG_BACKEND_VULKAN, OG_BACKEND_CUDA, OG_BACKEND_HIP})
+    for (const Config& row : config_table(b)) {
+      const std::string text = row.to_string();
+      for (size_t pos = 0; pos < text.size(); ++pos) {
+        std::string m = text;
+        m[pos] = char(byte(g));
+        auto c = Config::parse(m);
+        if (c) CHECK(Config::parse(c->to_string()) == c);
+        const std::string cut = text.substr(0, pos);
+        if (!cut.empty() && (cut.back() == '-' || cut.back() == 'x' || std::isalpha(static_cast<unsigned char>(cut.back()))))
+          CHECK_MESSAGE(!Config::parse(cut).has_value(), cut);
+      }
+      CHECK_FALSE(Config::parse(text + "-").has_value());
+      CHECK_FALSE(Config::parse(text + "0000000000000").has_value());  // an int overflow, not a wrap
+    }
 }

@@ -130,3 +130,75 @@ TEST_CASE("numeric: fp8 e5m2 is IEEE-like") {
     REQUIRE_MESSAGE(double(e5m2_to_f32(f32_to_e5m2(x))) == round_ref(x, 2, -14, 57344.0), x);
   }
 }
+
+TEST_CASE("numeric: f32 -> f16 / bf16 over random bit patterns of all finite f32, subnormals included") {
+  auto& g = omnigemm::test::rng();
+  std::uniform_int_distribution<uint32_t> bits;
+  long checked = 0;
+  for (int i = 0; i < 2000000; ++i) {
+    uint32_t u = bits(g);
+    if (i % 4 == 1) u &= 0x807fffffu;                          // f32 subnormals (and zeros)
+    if (i % 4 == 2) u = (u & 0x83ffffffu) | (uint32_t(100 + (i / 4) % 50) << 23);  // f16's whole range
+    const float x = std::bit_cast<float>(u);
+    if (!std::isfinite(x)) continue;
+    ++checked;
+    REQUIRE_MESSAGE(double(f16_to_f32(f32_to_f16(x))) == round_ref(x, 10, -14, 65504.0), u);
+    REQUIRE_MESSAGE(double(bf16_to_f32(f32_to_bf16(x))) == round_ref(x, 7, -126, 3.3895313892515355e38), u);
+  }
+  CHECK(checked > 1900000);
+  // Neighbours of the f16 overflow boundary 65520 (the tie between 65504 and the next step).
+  CHECK(f32_to_f16(std::nextafter(65520.0f, 0.0f)) == 0x7bff);
+  CHECK(f32_to_f16(std::nextafter(65520.0f, INFINITY)) == 0x7c00);
+  CHECK(f32_to_f16(-65520.0f) == 0xfc00);
+  CHECK(f32_to_f16(65504.0f) == 0x7bff);
+  // Half of the smallest f16 subnormal is a tie with zero (even): 0; just above it: 2^-24.
+  CHECK(f32_to_f16(std::ldexp(1.0f, -25)) == 0x0000);
+  CHECK(f32_to_f16(std::nextafter(std::ldexp(1.0f, -25), 1.0f)) == 0x0001);
+  CHECK(f32_to_f16(-std::ldexp(1.0f, -26)) == 0x8000);  // sign of an underflow kept
+  // bf16: the largest finite and the tie above it.
+  CHECK(f32_to_bf16(std::bit_cast<float>(0x7f7f0000u)) == 0x7f7f);
+  CHECK(f32_to_bf16(std::bit_cast<float>(0x7f7f8000u)) == 0x7f80);  // tie to even = inf
+  CHECK(f32_to_bf16(std::bit_cast<float>(0x7f7e8000u)) == 0x7f7e);  // tie to even (down)
+  CHECK(f32_to_bf16(std::bit_cast<float>(0x00000001u)) == 0x0000);  // tiny subnormal rounds to 0
+  CHECK(f32_to_bf16(std::bit_cast<float>(0x00008000u)) == 0x0000);  // tie with 0: even
+  CHECK(f32_to_bf16(std::bit_cast<float>(0x00018000u)) == 0x0002);  // tie with odd 1: up to 2
+}
+
+TEST_CASE("numeric: all 256 e4m3 patterns decode to the OCP e4m3fn table") {
+  for (int b = 0; b < 256; ++b) {
+    const int sign = b >> 7, exp = (b >> 3) & 0xf, man = b & 7;
+    const float f = e4m3_to_f32(uint8_t(b));
+    CAPTURE(b);
+    if (exp == 15 && man == 7) { CHECK(std::isnan(f)); continue; }
+    // bias 7; exponent field 0 is subnormal: man * 2^-9.
+    const double mag = exp == 0 ? man * std::ldexp(1.0, -9) : (1.0 + man / 8.0) * std::ldexp(1.0, exp - 7);
+    CHECK(double(f) == (sign ? -mag : mag));
+    CHECK(std::signbit(f) == bool(sign));
+  }
+  CHECK(e4m3_to_f32(0xfe) == -448.0f);
+  CHECK(std::isnan(e4m3_to_f32(0xff)));
+  CHECK(e4m3_to_f32(0x78) == 256.0f);  // exponent 15 with mantissa < 7 is finite in e4m3fn
+  // Below the smallest subnormal: the tie 2^-10 goes to zero, above it to 2^-9.
+  CHECK(f32_to_e4m3(std::ldexp(1.0f, -10)) == 0x00);
+  CHECK(f32_to_e4m3(std::nextafter(std::ldexp(1.0f, -10), 1.0f)) == 0x01);
+  CHECK(f32_to_e4m3(3 * std::ldexp(1.0f, -10)) == 0x02);  // 1.5 quanta: tie to even (2)
+}
+
+TEST_CASE("numeric: all 256 e5m2 patterns decode to the IEEE-like table") {
+  for (int b = 0; b < 256; ++b) {
+    const int sign = b >> 7, exp = (b >> 2) & 0x1f, man = b & 3;
+    const float f = e5m2_to_f32(uint8_t(b));
+    CAPTURE(b);
+    if (exp == 31) {
+      CHECK(man ? std::isnan(f) : std::isinf(f));
+      if (!man) CHECK(std::signbit(f) == bool(sign));
+      continue;
+    }
+    const double mag = exp == 0 ? man * std::ldexp(1.0, -16) : (1.0 + man / 4.0) * std::ldexp(1.0, exp - 15);
+    CHECK(double(f) == (sign ? -mag : mag));
+  }
+  CHECK(f32_to_e5m2(INFINITY) == 0x7c);
+  CHECK(f32_to_e5m2(-61440.0f) == 0xfc);
+  CHECK(f32_to_e5m2(-61439.0f) == 0xfb);
+  CHECK(std::isnan(e5m2_to_f32(f32_to_e5m2(NAN))));
+}

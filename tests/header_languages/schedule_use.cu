@@ -4,12 +4,18 @@
 #endif
 #include "omnigemm/tile_schedule.h"
 
+// The grouped ordering alone, as a device function.
+__device__ int grouped_tile_index(int pid, int num_pid_m, int num_pid_n, int group_m) {
+  OgTile t = og_grouped_tile(pid, num_pid_m, num_pid_n, group_m);
+  return t.pid_m * num_pid_n + t.pid_n;
+}
+
 __global__ void walk(int* out, int num_pid_m, int num_pid_n, int group_m, int split_k, int total) {
   for (int w = og_persistent_first(int(blockIdx.x * blockDim.x + threadIdx.x)); w < total;
        w = og_persistent_next(w, int(gridDim.x * blockDim.x))) {
     OgWork item = og_work_item(w, num_pid_m, num_pid_n, group_m, split_k);
     int begin = 0, end = 0;
     og_split_k_range(64, split_k, item.k_slice, begin, end);
-    out[w] = (item.pid_m * num_pid_n + item.pid_n) * 1000 + begin;
+    out[w] = (item.pid_m * num_pid_n + item.pid_n) * 1000 + begin + 0 * grouped_tile_index(w, num_pid_m, num_pid_n, group_m);
   }
 }
