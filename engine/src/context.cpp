@@ -316,12 +316,13 @@ og_status og_context_check_dtypes(const og_context* ctx, og_dtype a, og_dtype b,
     if (!ctx) return error(StatusCode::invalid_argument, "null context");
     const Backend& be = *ctx->backend;
     const std::string bname = og_backend_name(be.kind());
-    const bool ok_in = a >= 0 && a < OG_DTYPE_COUNT && b >= 0 && b < OG_DTYPE_COUNT &&
-                       (be.input_dtypes() & (1u << a)) && (be.input_dtypes() & (1u << b));
+    const int64_t ai = enum_int(a), bi = enum_int(b), di = enum_int(d);  // may be out of range
+    const bool ok_in = ai >= 0 && ai < OG_DTYPE_COUNT && bi >= 0 && bi < OG_DTYPE_COUNT &&
+                       (be.input_dtypes() & (1u << ai)) && (be.input_dtypes() & (1u << bi));
     if (!ok_in)
       return error(StatusCode::unsupported,
                    "backend " + bname + " on " + be.device().name + " accepts inputs: " + dtype_list(be.input_dtypes()));
-    if (!(d >= 0 && d < OG_DTYPE_COUNT && (be.output_dtypes() & (1u << d))))
+    if (!(di >= 0 && di < OG_DTYPE_COUNT && (be.output_dtypes() & (1u << di))))
       return error(StatusCode::unsupported,
                    "backend " + bname + " on " + be.device().name + " writes outputs: " + dtype_list(be.output_dtypes()));
     return {};

@@ -150,3 +150,39 @@ TEST_CASE("c api: og_gemm_host with transposes, batches and bias on the CPU back
   CHECK(std::sqrt(num / den) < 1e-5);
   og_context_destroy(ctx);
 }
+
+TEST_CASE("c api: null context, descriptor and output pointers at every entry point") {
+  og_context_options o;
+  og_context_options_init(&o);
+  o.backend = OG_BACKEND_CPU;
+  og_context* ctx = nullptr;
+  REQUIRE(og_context_create(&o, &ctx) == OG_OK);
+  auto refused = [](og_status s, const char* word) {
+    CHECK(s == OG_ERROR_INVALID_ARGUMENT);
+    const std::string msg = og_last_error_message();
+    CAPTURE(msg);
+    CHECK(msg.find(word) != std::string::npos);
+  };
+  og_gemm_desc g;
+  og_gemm_desc_init(&g);
+  refused(og_gemm(ctx, nullptr), "descriptor");
+  refused(og_gemm_async(ctx, nullptr, nullptr), "descriptor");
+  refused(og_gemm_host(ctx, nullptr), "descriptor");
+  refused(og_gemm(nullptr, &g), "null context");
+  refused(og_gemm_async(nullptr, &g, nullptr), "null context");
+  refused(og_gemm_host(nullptr, &g), "null context");
+  refused(og_gemm(nullptr, nullptr), "null");
+  refused(og_context_create(&o, nullptr), "null");
+  og_capabilities caps;
+  refused(og_context_capabilities(nullptr, &caps), "null");
+  refused(og_context_capabilities(ctx, nullptr), "null");
+  refused(og_context_check_dtypes(nullptr, OG_DTYPE_F32, OG_DTYPE_F32, OG_DTYPE_F32), "null");
+  CHECK(og_context_backend(nullptr) == OG_BACKEND_AUTO);
+  // Out-of-range dtypes in the query are refused, not indexed into a table.
+  const og_status s = og_context_check_dtypes(ctx, og_dtype(40), OG_DTYPE_F32, OG_DTYPE_F32);
+  CHECK(s != OG_OK);
+  CHECK_FALSE(std::string(og_last_error_message()).empty());
+  // An all-default descriptor (no memory anywhere, 0 x 0 x 0) is a valid no-op.
+  CHECK(og_gemm(ctx, &g) == OG_OK);
+  og_context_destroy(ctx);
+}
