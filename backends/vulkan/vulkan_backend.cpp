@@ -25,6 +25,9 @@
 
 #include "backend.hpp"
 #include "gemm_portable.spv.h"
+#ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
+#include "gemm_coopmat.spv.h"
+#endif
 #include "omnigemm/omnigemm_vulkan.h"
 #include "vulkan_debug.hpp"
 
@@ -170,18 +173,22 @@ class VulkanBackend final : public Backend {
   std::vector<Config> candidates(const Problem& p) const override {
     std::vector<Config> out;
     for (const Config& c : config_table(OG_BACKEND_VULKAN))
-      if (c.extra == 0 && layout_ok(c) && config_fits(c, info_.limits, 4, nullptr)) out.push_back(c);
-    (void)p;
+      if ((c.extra == 0 && layout_ok(c) && config_fits(c, info_.limits, 4, nullptr)) ||
+          (c.extra == 1 && coopmat_ok(p, c, nullptr)))
+        out.push_back(c);
     return out;
   }
 
   Status run(const Problem& p, const Config& cfg, void* stream) override {
-    if (cfg.extra != 0)
-      return error(StatusCode::unsupported, "vulkan: config " + cfg.to_string() +
-                                                " asks for a cooperative-matrix path (-x" + std::to_string(cfg.extra) +
-                                                "); this build runs the portable path only (-x0)");
     std::string why;
-    if (!layout_ok(cfg) || !config_fits(cfg, info_.limits, 4, &why) || cfg.split_k != 1)
+    if (cfg.extra == 1 && !coopmat_ok(p, cfg, &why))
+      return error(StatusCode::unsupported, "vulkan: config " + cfg.to_string() + " (KHR cooperative matrix) cannot run: " + why +
+                                                " (this device runs -x0, the portable path" +
+                                                (coopmat_ ? ", and -x1 for f16/fp8 inputs)" : ")"));
+    if (cfg.extra > 1)
+      return error(StatusCode::unsupported, "vulkan: config " + cfg.to_string() + " asks for path -x" + std::to_string(cfg.extra) +
+                                                "; supported: -x0 (portable)" + (coopmat_ ? ", -x1 (KHR cooperative matrix)" : ""));
+    if (cfg.extra == 0 && (!layout_ok(cfg) || !config_fits(cfg, info_.limits, 4, &why) || cfg.split_k != 1))
       return error(StatusCode::unsupported, "vulkan: config " + cfg.to_string() + " cannot run on " + info_.name +
                                                 (why.empty() ? " (needs BLOCK_N % 4 == 0, threads = warps x subgroup divisible by BLOCK_N/4, split_k 1)" : ": " + why));
     VkPipeline pipeline;
@@ -308,6 +315,72 @@ class VulkanBackend final : public Backend {
     return rows > 0 && c.block_m % rows == 0 && c.split_k == 1;
   }
 
+  // The cooperative-matrix shader's layout: WARPS_M x WARPS_N subgroups, each a grid of
+  // CM_M x CM_N fragments; A/B staged as f16 (exact only for f16 and fp8 inputs).
+  int coopmat_warps_m(const Config& c) const { return c.warps >= 4 ? 2 : 1; }
+  bool coopmat_ok(const Problem& p, const Config& c, std::string* why) const {
+    auto fail = [&](const std::string& w) { if (why) *why = w; return false; };
+    if (!coopmat_)
+      return fail(info_.name + " has no usable KHR cooperative matrix (f16 x f16 -> f32, subgroup scope) in this build/device" +
+                  (coopmat_why_.empty() ? "" : ": " + coopmat_why_));
+    for (og_dtype t : {p.a.dtype, p.b.dtype})
+      if (t != OG_DTYPE_F16 && t != OG_DTYPE_FP8_E4M3 && t != OG_DTYPE_FP8_E5M2)
+        return fail("inputs must be f16 or fp8 (staged exactly as f16); bf16/f32 use the portable path (-x0)");
+    const int wm = coopmat_warps_m(c), wn = c.warps / wm;
+    if (c.warps % wm || c.split_k != 1 || c.block_m % (wm * int(cm_m_)) || c.block_n % (wn * int(cm_n_)) ||
+        c.block_k % int(cm_k_))
+      return fail("tile " + c.to_string() + " does not divide into " + std::to_string(wm) + "x" + std::to_string(wn) +
+                  " subgroups of " + std::to_string(cm_m_) + "x" + std::to_string(cm_n_) + "x" + std::to_string(cm_k_) +
+                  " fragments (split_k 1)");
+    const int threads = c.warps * info_.limits.warp_size;
+    const int64_t shared = int64_t(c.block_m) * (c.block_k + 8) * 2 + int64_t(c.block_k) * (c.block_n + 8) * 2 +
+                           int64_t(c.warps) * cm_m_ * cm_n_ * 4;
+    if (threads > info_.limits.max_threads_per_group || shared > info_.limits.max_shared_bytes)
+      return fail(std::to_string(threads) + " threads / " + std::to_string(shared) + " bytes of shared memory exceed the device's " +
+                  std::to_string(info_.limits.max_threads_per_group) + " / " + std::to_string(info_.limits.max_shared_bytes));
+    return true;
+  }
+
+  // Fills coopmat_ and the fragment shape from the device's cooperative-matrix properties.
+  void query_coopmat(uint32_t api_version, const VkPhysicalDeviceFeatures2& f2, const VkPhysicalDeviceVulkan12Features& f12) {
+#ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
+    coopmat_ = false;
+    if (VK_API_VERSION_MINOR(api_version) < 3 && VK_API_VERSION_MAJOR(api_version) == 1) { coopmat_why_ = "needs Vulkan 1.3"; return; }
+    uint32_t n = 0;
+    vk_.vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> exts(n);
+    vk_.vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n, exts.data());
+    bool has = false;
+    for (const auto& e : exts) has |= std::strcmp(e.extensionName, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
+    if (!has) { coopmat_why_ = "no " VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME; return; }
+    if (!f2.features.shaderInt16 || !f12.shaderFloat16 || !f12.vulkanMemoryModel) { coopmat_why_ = "needs shaderInt16, shaderFloat16, vulkanMemoryModel"; return; }
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR cmf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+    VkPhysicalDeviceFeatures2 q{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &cmf};
+    vk_.vkGetPhysicalDeviceFeatures2(physical_, &q);
+    if (!cmf.cooperativeMatrix) { coopmat_why_ = "cooperativeMatrix feature off"; return; }
+    auto props_fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+        vk_.vkGetInstanceProcAddr(instance_, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+    if (!props_fn) { coopmat_why_ = "loader lacks vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"; return; }
+    props_fn(physical_, &n, nullptr);
+    std::vector<VkCooperativeMatrixPropertiesKHR> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
+    props_fn(physical_, &n, props.data());
+    uint32_t best = 0;
+    for (const auto& cp : props) {
+      if (cp.AType != VK_COMPONENT_TYPE_FLOAT16_KHR || cp.BType != VK_COMPONENT_TYPE_FLOAT16_KHR ||
+          cp.CType != VK_COMPONENT_TYPE_FLOAT32_KHR || cp.ResultType != VK_COMPONENT_TYPE_FLOAT32_KHR ||
+          cp.scope != VK_SCOPE_SUBGROUP_KHR || cp.saturatingAccumulation)
+        continue;
+      const uint32_t volume = cp.MSize * cp.NSize * cp.KSize;  // the largest fragment: fewest instructions
+      if (volume > best) { best = volume; cm_m_ = cp.MSize; cm_n_ = cp.NSize; cm_k_ = cp.KSize; }
+    }
+    if (!best) { coopmat_why_ = "no f16 x f16 -> f32 subgroup shape"; return; }
+    coopmat_ = true;
+#else
+    (void)api_version; (void)f2; (void)f12;
+    coopmat_why_ = "built without cooperative-matrix shaders (glslang < 14 or Vulkan headers < 1.3.255)";
+#endif
+  }
+
   Status create_own(int device_index) {
     vk_.vkCreateInstance = reinterpret_cast<PFN_vkCreateInstance>(vk_.vkGetInstanceProcAddr(nullptr, "vkCreateInstance"));
     vk_.vkEnumerateInstanceLayerProperties = reinterpret_cast<PFN_vkEnumerateInstanceLayerProperties>(
@@ -380,6 +453,19 @@ class VulkanBackend final : public Backend {
     f11.storageBuffer16BitAccess = VK_TRUE;
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2, 0, 1, &qci};
+#ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR cmf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+    const char* coopmat_ext = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    if (coopmat_) {
+      cmf.cooperativeMatrix = VK_TRUE;
+      f12.pNext = &cmf;
+      f12.shaderFloat16 = VK_TRUE;
+      f12.vulkanMemoryModel = VK_TRUE;
+      f2.features.shaderInt16 = VK_TRUE;
+      dci.enabledExtensionCount = 1;
+      dci.ppEnabledExtensionNames = &coopmat_ext;
+    }
+#endif
     r = vk_.vkCreateDevice(physical_, &dci, nullptr, &device_);
     if (r != VK_SUCCESS) return vk_status(r, "vkCreateDevice");
     load_device_functions();
@@ -401,6 +487,9 @@ class VulkanBackend final : public Backend {
     load_instance_functions();
     Status s = check_device();
     if (!s) return s;
+    // Which features the host enabled on its VkDevice cannot be queried: the portable path only.
+    coopmat_ = false;
+    coopmat_why_ = "host-provided VkDevice (cooperative matrix is used only on devices OmniGEMM creates)";
     const std::vector<VkQueueFamilyProperties> qprops = queue_families();
     if (family_ >= qprops.size() || !(qprops[family_].queueFlags & VK_QUEUE_COMPUTE_BIT))
       return error(StatusCode::invalid_argument, "vulkan host handles: queue family " + std::to_string(family_) +
@@ -460,6 +549,7 @@ class VulkanBackend final : public Backend {
     if (!f11.storageBuffer16BitAccess || !f12.storageBuffer8BitAccess)
       return error(StatusCode::backend_unavailable,
                    "vulkan: " + info_.name + " lacks storageBuffer16BitAccess or storageBuffer8BitAccess, which OmniGEMM's shaders need");
+    query_coopmat(props.properties.apiVersion, f2, f12);
     return {};
   }
 
@@ -487,6 +577,13 @@ class VulkanBackend final : public Backend {
     VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, sizeof(og_spv_gemm_portable),
                                  og_spv_gemm_portable};
     OG_VK_TRY(vk_.vkCreateShaderModule(device_, &smi, nullptr, &shader_), "vkCreateShaderModule");
+#ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
+    if (coopmat_) {
+      VkShaderModuleCreateInfo cmi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, sizeof(og_spv_gemm_coopmat),
+                                   og_spv_gemm_coopmat};
+      OG_VK_TRY(vk_.vkCreateShaderModule(device_, &cmi, nullptr, &coopmat_shader_), "vkCreateShaderModule");
+    }
+#endif
     OG_VK_TRY(new_descriptor_pool(sync_pool_), "vkCreateDescriptorPool");
     OG_VK_TRY(new_descriptor_pool(capture_pool_), "vkCreateDescriptorPool");
     return create_pipeline_cache();
@@ -554,16 +651,19 @@ class VulkanBackend final : public Backend {
         c, p.a.dtype, p.b.dtype, c_type, p.d.dtype, p.bias_mode, p.bias_dtype, p.activation};
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = pipelines_.find(key); it != pipelines_.end()) { out = it->second; return {}; }
-    const uint32_t values[12] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),
+    const bool coopmat = c.extra == 1;
+    const uint32_t values[17] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),
                                  uint32_t(c.warps * info_.limits.warp_size), uint32_t(p.a.dtype), uint32_t(p.b.dtype),
                                  c_type, uint32_t(p.d.dtype), uint32_t(p.bias_mode), uint32_t(p.bias_dtype),
-                                 uint32_t(p.activation)};
-    VkSpecializationMapEntry entries[12];
-    for (uint32_t i = 0; i < 12; ++i) entries[i] = {i, i * 4, 4};
-    VkSpecializationInfo spec{12, entries, sizeof values, values};
+                                 uint32_t(p.activation), cm_m_, cm_n_, cm_k_, uint32_t(info_.limits.warp_size),
+                                 uint32_t(coopmat_warps_m(c))};
+    const uint32_t count = coopmat ? 17 : 12;  // ids 12..16 exist only in the coopmat shader
+    VkSpecializationMapEntry entries[17];
+    for (uint32_t i = 0; i < count; ++i) entries[i] = {i, i * 4, 4};
+    VkSpecializationInfo spec{count, entries, count * 4, values};
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, shader_,
-                "main", &spec};
+    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT,
+                coopmat ? coopmat_shader_ : shader_, "main", &spec};
     ci.layout = pipeline_layout_;
     OG_VK_TRY(vk_.vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &out), "vkCreateComputePipelines");
     pipelines_[key] = out;
@@ -716,6 +816,7 @@ class VulkanBackend final : public Backend {
       if (capture_pool_) vk_.vkDestroyDescriptorPool(device_, capture_pool_, nullptr);
       if (pipeline_cache_) vk_.vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
       if (shader_) vk_.vkDestroyShaderModule(device_, shader_, nullptr);
+      if (coopmat_shader_) vk_.vkDestroyShaderModule(device_, coopmat_shader_, nullptr);
       if (pipeline_layout_) vk_.vkDestroyPipelineLayout(device_, pipeline_layout_, nullptr);
       if (set_layout_) vk_.vkDestroyDescriptorSetLayout(device_, set_layout_, nullptr);
       if (queries_) vk_.vkDestroyQueryPool(device_, queries_, nullptr);
@@ -757,6 +858,10 @@ class VulkanBackend final : public Backend {
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout_ = VK_NULL_HANDLE;
   VkShaderModule shader_ = VK_NULL_HANDLE;
+  VkShaderModule coopmat_shader_ = VK_NULL_HANDLE;
+  bool coopmat_ = false;         // the KHR cooperative-matrix path (-x1) runs on this device
+  std::string coopmat_why_;      // ... or why not
+  uint32_t cm_m_ = 16, cm_n_ = 16, cm_k_ = 16;  // its fragment shape, from the device
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   VkDescriptorPool sync_pool_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> async_pools_;

@@ -69,8 +69,9 @@ TEST_CASE("vulkan: every portable config the device can run, forced, on edge sha
     ++ran;
   }
   CHECK(ran > 0);
-  // A cooperative-matrix config is refused with a message naming what runs.
-  HostMatrix A(8, 8, Dtype::f16), B(8, 8, Dtype::f16), D(8, 8, Dtype::f32);
+  // A cooperative-matrix config the device or dtype cannot use (bf16 inputs never take -x1) is
+  // refused with a message naming what runs.
+  HostMatrix A(8, 8, Dtype::bf16), B(8, 8, Dtype::bf16), D(8, 8, Dtype::f32);
   A.randomize();
   B.randomize();
   Gemm g;
@@ -81,6 +82,10 @@ TEST_CASE("vulkan: every portable config the device can run, forced, on edge sha
   Status s = ctx->run_host(g);
   CHECK(s.code == StatusCode::unsupported);
   CHECK(s.message.find("portable") != std::string::npos);
+  g.config = "128x128x32-g8-s1-w4-x2";  // NV cooperative matrix 2: not implemented
+  s = ctx->run_host(g);
+  CHECK(s.code == StatusCode::unsupported);
+  CHECK(s.message.find("-x0") != std::string::npos);
   check_no_validation_messages();
 }
 

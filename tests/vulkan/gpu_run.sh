@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One visit to the GPU machine for the Vulkan backend: unpack the carried loader, run test_vulkan
+# on the NVIDIA driver (the coopmat path is exercised there), then time OmniGEMM's Vulkan GEMM
+# (timestamp queries, omnigemm-bench) and cuBLAS (torch.matmul, CUDA events) in the same run.
+#   usage (repo root, build-vk and .gl carried): bash tests/vulkan/gpu_run.sh build-vk "$OUT"
+set -uo pipefail
+build="$1"; out="$2"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+if ! ldconfig -p | grep -q libvulkan.so.1; then echo "no libvulkan after unpacking .gl"; fi
+{
+  echo "== $(date -u '+%Y-%m-%d %H:%M UTC') $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+  timeout 200 "$build/tests/test_vulkan" > "$out/test_vulkan.log" 2>&1
+  echo "test_vulkan rc=$? $(grep -E 'test cases:|assertions:' "$out/test_vulkan.log" | tr '\n' ' ')"
+  grep -E "SKIPPED|ERROR|FAILED" "$out/test_vulkan.log" | head -20
+  for cfg in 128x128x32-g8-s2-w4-x1 128x256x32-g8-s2-w8-x1 256x128x32-g8-s2-w8-x1 64x128x32-g8-s2-w4-x1; do
+    echo "-- bench f16 coopmat $cfg"
+    timeout 120 "$build/bench/omnigemm-bench" --backend vulkan --sizes 2048,4096,8192 --dtype f16 --config "$cfg" \
+      --no-vendor --no-plot --budget-ms 300 --out "$out/bench_$cfg" 2>&1 | grep -E "^backend|^vulkan|rror" | head -12
+  done
+  echo "-- bench bf16 default (portable path)"
+  timeout 120 "$build/bench/omnigemm-bench" --backend vulkan --sizes 2048,4096,8192 --dtype bf16 --no-vendor --no-plot \
+    --budget-ms 300 --out "$out/bench_bf16" 2>&1 | grep -E "^backend|^vulkan|rror" | head -12
+  echo "-- cuBLAS via torch.matmul (CUDA events, median of 20 after 5 warm-up)"
+  timeout 120 python3 - <<'PY'
+import torch
+for dt in (torch.float16, torch.bfloat16):
+    for n in (2048, 4096, 8192):
+        a = torch.randn(n, n, device="cuda", dtype=dt); b = torch.randn(n, n, device="cuda", dtype=dt)
+        for _ in range(5): torch.matmul(a, b)
+        ts = []
+        for _ in range(20):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record(); torch.matmul(a, b); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
+        ts.sort(); ms = ts[10]
+        print(f"cublas {str(dt):15s} {n:5d}  {ms:8.4f} ms  {2*n**3/ms/1e9:7.1f} TF/s")
+PY
+} 2>&1 | tee "$out/summary.txt"
