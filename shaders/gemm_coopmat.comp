@@ -49,6 +49,10 @@ layout(std430, set = 0, binding = 8) buffer D32 { float d32[]; };
 layout(std430, set = 0, binding = 9) buffer D16 { uint16_t d16[]; };
 layout(std430, set = 0, binding = 10) readonly buffer Bias32 { float bias32[]; };
 layout(std430, set = 0, binding = 11) readonly buffer Bias16 { uint16_t bias16[]; };
+// 16-byte views of A's and B's 16-bit bindings (descriptor aliasing): 8 f16 per load when the
+// contiguous dimension, the strides and the base are multiples of 8 elements.
+layout(std430, set = 0, binding = 1) readonly buffer A16v { uvec4 a_vec[]; };
+layout(std430, set = 0, binding = 4) readonly buffer B16v { uvec4 b_vec[]; };
 
 layout(push_constant) uniform Params {
   uint M, N, K;
@@ -137,6 +141,14 @@ shared float16_t a_tile[BLOCK_M * A_LD];  // row-major M x K
 shared float16_t b_tile[BLOCK_K * B_LD];  // row-major K x N
 shared float out_frag[WARPS * CM_M * CM_N];  // one accumulator fragment per subgroup, for the epilogue
 
+void store8(bool to_a, uint at, uvec4 v) {
+  for (uint i = 0; i < 4u; ++i) {
+    const f16vec2 h = unpackFloat2x16(v[i]);
+    if (to_a) { a_tile[at + 2u * i] = h.x; a_tile[at + 2u * i + 1u] = h.y; }
+    else { b_tile[at + 2u * i] = h.x; b_tile[at + 2u * i + 1u] = h.y; }
+  }
+}
+
 void main() {
   const OgTile tile = og_grouped_tile(int(gl_WorkGroupID.x + p.pid_base), int(p.num_pid_m), int(p.num_pid_n), GROUP_M);
   const uint batch = gl_WorkGroupID.z + p.batch_base;
@@ -150,16 +162,34 @@ void main() {
   for (uint i = 0; i < FRAG_M; ++i)
     for (uint j = 0; j < FRAG_N; ++j) acc[i][j] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
 
+  const bool a_vec_ok = A_TYPE == 1u && BLOCK_K % 8u == 0u && p.a_sc == 1u && p.a_sr % 8u == 0u &&
+                        a_base % 8u == 0u && p.K % 8u == 0u;
+  const bool b_vec_ok = B_TYPE == 1u && BLOCK_N % 8u == 0u && p.b_sc == 1u && p.b_sr % 8u == 0u &&
+                        b_base % 8u == 0u && p.N % 8u == 0u;
   for (uint k0 = 0; k0 < p.K; k0 += BLOCK_K) {
+    if (a_vec_ok) {
+      for (uint e = tid; e < BLOCK_M * BLOCK_K / 8u; e += THREADS) {
+        const uint m = e / (BLOCK_K / 8u), k = (e % (BLOCK_K / 8u)) * 8u;
+        const uint gm = m0 + m, gk = k0 + k;
+        store8(true, m * A_LD + k, (gm < p.M && gk < p.K) ? a_vec[(a_base + gm * p.a_sr + gk) / 8u] : uvec4(0));
+      }
+    }
+    if (b_vec_ok) {
+      for (uint e = tid; e < BLOCK_N * BLOCK_K / 8u; e += THREADS) {
+        const uint k = e / (BLOCK_N / 8u), n = (e % (BLOCK_N / 8u)) * 8u;
+        const uint gn = n0 + n, gk = k0 + k;
+        store8(false, k * B_LD + n, (gn < p.N && gk < p.K) ? b_vec[(b_base + gk * p.b_sr + gn) / 8u] : uvec4(0));
+      }
+    }
     // Masked loads (zeros outside M/N/K); consecutive threads walk the contiguous dimension.
     const bool a_k_contig = p.a_sc == 1u;
-    for (uint e = tid; e < BLOCK_M * BLOCK_K; e += THREADS) {
+    for (uint e = tid; !a_vec_ok && e < BLOCK_M * BLOCK_K; e += THREADS) {
       const uint m = a_k_contig ? e / BLOCK_K : e % BLOCK_M, k = a_k_contig ? e % BLOCK_K : e / BLOCK_M;
       const uint gm = m0 + m, gk = k0 + k;
       a_tile[m * A_LD + k] = uint16BitsToFloat16((gm < p.M && gk < p.K) ? a_bits(a_base + gm * p.a_sr + gk * p.a_sc) : uint16_t(0));
     }
     const bool b_n_contig = p.b_sc == 1u;
-    for (uint e = tid; e < BLOCK_N * BLOCK_K; e += THREADS) {
+    for (uint e = tid; !b_vec_ok && e < BLOCK_N * BLOCK_K; e += THREADS) {
       const uint n = b_n_contig ? e % BLOCK_N : e / BLOCK_K, k = b_n_contig ? e / BLOCK_N : e % BLOCK_K;
       const uint gn = n0 + n, gk = k0 + k;
       b_tile[k * B_LD + n] = uint16BitsToFloat16((gn < p.N && gk < p.K) ? b_bits(b_base + gk * p.b_sr + gn * p.b_sc) : uint16_t(0));
