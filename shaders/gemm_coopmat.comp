@@ -14,6 +14,7 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
 
 #include "omnigemm/tile_schedule.h"
 
@@ -142,7 +143,7 @@ shared float16_t b_tile[BLOCK_K * B_LD];  // row-major K x N
 shared float out_frag[WARPS * CM_M * CM_N];  // one accumulator fragment per subgroup, for the epilogue
 
 void store8(bool to_a, uint at, uvec4 v) {
-  for (uint i = 0; i < 4u; ++i) {
+  [[unroll]] for (uint i = 0; i < 4u; ++i) {
     const f16vec2 h = unpackFloat2x16(v[i]);
     if (to_a) { a_tile[at + 2u * i] = h.x; a_tile[at + 2u * i + 1u] = h.y; }
     else { b_tile[at + 2u * i] = h.x; b_tile[at + 2u * i + 1u] = h.y; }
@@ -159,8 +160,8 @@ void main() {
   const uint a_base = p.a_off + batch * p.a_bs, b_base = p.b_off + batch * p.b_bs;
 
   coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> acc[FRAG_M][FRAG_N];
-  for (uint i = 0; i < FRAG_M; ++i)
-    for (uint j = 0; j < FRAG_N; ++j) acc[i][j] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
+  [[unroll]] for (uint i = 0; i < FRAG_M; ++i)
+    [[unroll]] for (uint j = 0; j < FRAG_N; ++j) acc[i][j] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
 
   const bool a_vec_ok = A_TYPE == 1u && BLOCK_K % 8u == 0u && p.a_sc == 1u && p.a_sr % 8u == 0u &&
                         a_base % 8u == 0u && p.K % 8u == 0u;
@@ -195,14 +196,14 @@ void main() {
       b_tile[k * B_LD + n] = uint16BitsToFloat16((gn < p.N && gk < p.K) ? b_bits(b_base + gk * p.b_sr + gn * p.b_sc) : uint16_t(0));
     }
     barrier();
-    for (uint kk = 0; kk < BLOCK_K; kk += CM_K) {
+    [[unroll]] for (uint kk = 0; kk < BLOCK_K; kk += CM_K) {
       coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> b_frag[FRAG_N];
-      for (uint j = 0; j < FRAG_N; ++j)
+      [[unroll]] for (uint j = 0; j < FRAG_N; ++j)
         coopMatLoad(b_frag[j], b_tile, kk * B_LD + wn * WARP_N + j * CM_N, B_LD, gl_CooperativeMatrixLayoutRowMajor);
-      for (uint i = 0; i < FRAG_M; ++i) {
+      [[unroll]] for (uint i = 0; i < FRAG_M; ++i) {
         coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a_frag;
         coopMatLoad(a_frag, a_tile, (wm * WARP_M + i * CM_M) * A_LD + kk, A_LD, gl_CooperativeMatrixLayoutRowMajor);
-        for (uint j = 0; j < FRAG_N; ++j) acc[i][j] = coopMatMulAdd(a_frag, b_frag[j], acc[i][j]);
+        [[unroll]] for (uint j = 0; j < FRAG_N; ++j) acc[i][j] = coopMatMulAdd(a_frag, b_frag[j], acc[i][j]);
       }
     }
     barrier();
@@ -211,8 +212,8 @@ void main() {
   // Epilogue per fragment: the subgroup stores it to its shared slot, then each lane applies
   // alpha, beta*C, bias, activation and rounding to its elements, masked at the edges.
   const uint slot = warp * CM_M * CM_N;
-  for (uint i = 0; i < FRAG_M; ++i) {
-    for (uint j = 0; j < FRAG_N; ++j) {
+  [[unroll]] for (uint i = 0; i < FRAG_M; ++i) {
+    [[unroll]] for (uint j = 0; j < FRAG_N; ++j) {
       coopMatStore(acc[i][j], out_frag, slot, CM_N, gl_CooperativeMatrixLayoutRowMajor);
       subgroupMemoryBarrierShared();
       for (uint e = lane; e < CM_M * CM_N; e += SUBGROUP) {
