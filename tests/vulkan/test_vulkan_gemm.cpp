@@ -222,3 +222,51 @@ TEST_CASE("vulkan: one thread times while another runs GEMMs on the same context
   be.release(dd);
   check_no_validation_messages();
 }
+
+TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, on edge shapes") {
+  auto ctx = vulkan_context("coopmat configs");
+  if (!ctx) return;
+  auto& be = detail::context_backend(ctx->c_handle());
+  // Which -x1 configs run is the backend's decision (device coopmat shapes, shared memory).
+  int ran = 0;
+  for (const auto& cfg : detail::config_table(OG_BACKEND_VULKAN)) {
+    if (cfg.extra != 1) continue;
+    HostMatrix A(8, 8, Dtype::f16), B(8, 8, Dtype::f16), D(8, 8, Dtype::f32);
+    A.randomize();
+    B.randomize();
+    Gemm g;
+    g.a = A.host_view();
+    g.b = B.host_view();
+    g.d = D.host_view();
+    g.config = cfg.to_string();
+    const Status s = ctx->run_host(g);
+    if (!s.ok()) {
+      CHECK(s.code == StatusCode::unsupported);  // refused with a reason, never a wrong answer
+      continue;
+    }
+    // Edge shapes, fp8 and f16 inputs, strided (transposed) B, the full epilogue.
+    for (int64_t edge : {int64_t(1), int64_t(cfg.block_m - 1), int64_t(cfg.block_m + 3)}) {
+      Case c{edge, cfg.block_n + 5, 2 * cfg.block_k + 3};
+      c.config = cfg.to_string();
+      c.a = Dtype::f16;
+      c.b = edge == 1 ? Dtype::fp8_e4m3 : Dtype::f16;
+      c.d = edge == 1 ? Dtype::bf16 : Dtype::f32;
+      c.tb = edge != 1;
+      c.epi.alpha = 0.75f;
+      c.epi.beta = 0.5f;
+      c.epi.act = Activation::gelu_tanh;
+      c.epi.bias_mode = BiasMode::per_n;
+      run_case(*ctx, c);
+    }
+    Case aligned{256, 256, 256};  // the 16-byte load path: contiguous, 8-aligned f16
+    aligned.a = aligned.b = aligned.d = Dtype::f16;
+    aligned.config = cfg.to_string();
+    run_case(*ctx, aligned);
+    ++ran;
+  }
+  if (ran == 0) {
+    MESSAGE("SKIPPED vulkan coopmat: " << be.device().name << " runs no -x1 config (no KHR cooperative matrix here)");
+    return;
+  }
+  check_no_validation_messages();
+}
