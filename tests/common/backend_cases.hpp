@@ -38,9 +38,9 @@ inline void run_case(Context& ctx, const Case& c) {
   CAPTURE(c.n);
   CAPTURE(c.k);
   CAPTURE(c.batch);
-  CAPTURE(name(c.a));
-  CAPTURE(name(c.b));
-  CAPTURE(name(c.d));
+  CAPTURE(std::string(name(c.a)));
+  CAPTURE(std::string(name(c.b)));
+  CAPTURE(std::string(name(c.d)));
   CAPTURE(c.config);
   HostMatrix A(c.ta ? c.k : c.m, c.ta ? c.m : c.k, c.a, c.la, 2, c.batch, 3);
   HostMatrix B(c.tb ? c.n : c.k, c.tb ? c.k : c.n, c.b, c.lb, 1, c.batch, 0);

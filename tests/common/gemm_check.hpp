@@ -129,12 +129,21 @@ inline double activate_ref(Activation a, double x, double slope) {
   }
 }
 
-// float64 reference of D for every batch, as a dense [batch][M][N] array.
-inline std::vector<double> reference_gemm(const HostMatrix& A, const HostMatrix& B, const HostMatrix* C,
-                                          const std::vector<float>* bias, const EpilogueSpec& e, int64_t batches) {
+// float64 reference of D for every batch, as a dense [batch][M][N] array, plus the magnitude of
+// the epilogue's terms per element, |alpha * acc| + |beta * c| + |bias|: the epilogue and the
+// activation run in f32, so their rounding is relative to those terms, not to the (possibly
+// cancelled, or activated towards 0) result.
+struct Reference : std::vector<double> {
+  std::vector<double> magnitude;
+};
+
+inline Reference reference_gemm(const HostMatrix& A, const HostMatrix& B, const HostMatrix* C,
+                                const std::vector<float>* bias, const EpilogueSpec& e, int64_t batches) {
   const int64_t M = A.transposed ? A.cols : A.rows, K = A.transposed ? A.rows : A.cols;
   const int64_t N = B.transposed ? B.rows : B.cols;
-  std::vector<double> ref(size_t(batches * M * N));
+  Reference ref;
+  ref.resize(size_t(batches * M * N));
+  ref.magnitude.resize(ref.size());
   std::vector<double> a_row(static_cast<size_t>(K));
   for (int64_t b = 0; b < batches; ++b) {
     const int64_t ab = A.batches > 1 ? b : 0, bb = B.batches > 1 ? b : 0;
@@ -143,11 +152,14 @@ inline std::vector<double> reference_gemm(const HostMatrix& A, const HostMatrix&
       for (int64_t j = 0; j < N; ++j) {
         double acc = 0;
         for (int64_t k = 0; k < K; ++k) acc += a_row[size_t(k)] * B.op_get(bb, k, j);
-        double v = e.alpha * acc;
-        if (C && e.beta != 0.0f) v += double(e.beta) * C->get(C->batches > 1 ? b : 0, i, j);
-        if (bias && e.bias_mode == BiasMode::per_n) v += (*bias)[size_t(j)];
-        if (bias && e.bias_mode == BiasMode::per_m) v += (*bias)[size_t(i)];
-        ref[size_t((b * M + i) * N + j)] = activate_ref(e.act, v, e.slope);
+        double v = e.alpha * acc, mag = std::fabs(v);
+        auto add = [&](double term) { v += term; mag += std::fabs(term); };
+        if (C && e.beta != 0.0f) add(double(e.beta) * C->get(C->batches > 1 ? b : 0, i, j));
+        if (bias && e.bias_mode == BiasMode::per_n) add((*bias)[size_t(j)]);
+        if (bias && e.bias_mode == BiasMode::per_m) add((*bias)[size_t(i)]);
+        const size_t o = size_t((b * M + i) * N + j);
+        ref[o] = activate_ref(e.act, v, e.slope);
+        ref.magnitude[o] = mag;
       }
     }
   }
@@ -155,25 +167,31 @@ inline std::vector<double> reference_gemm(const HostMatrix& A, const HostMatrix&
 }
 
 // Relative Frobenius error ||out - ref|| / ||ref||; any NaN/inf in out gives +inf. Also counts
-// elements that are not finite, to report unwritten (still poisoned) outputs by name.
+// elements that are not finite, to report unwritten (still poisoned) outputs by name. With a
+// Reference, the denominator is max(||ref||, ||magnitude||) (see Reference), so that a result
+// cancelled to near zero is judged against the size of the terms that produced it.
 struct ErrorReport {
   double rel_error = 0;
   int64_t non_finite = 0;
   int64_t padding_touched = 0;  // stored elements outside the view that changed
 };
 
-inline ErrorReport compare(const HostMatrix& D, const std::vector<double>& ref, const HostMatrix* d_before = nullptr) {
+inline ErrorReport compare(const HostMatrix& D, const std::vector<double>& ref, const HostMatrix* d_before = nullptr,
+                           const std::vector<double>* magnitude = nullptr) {
   ErrorReport r;
-  double num = 0, den = 0;
+  double num = 0, den = 0, mag = 0;
   const int64_t M = D.rows, N = D.cols;
   for (int64_t b = 0; b < D.batches; ++b)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
-        const double o = D.get(b, i, j), x = ref[size_t((b * M + i) * N + j)];
-        if (!std::isfinite(o)) { ++r.non_finite; continue; }
-        num += (o - x) * (o - x);
+        const size_t o = size_t((b * M + i) * N + j);
+        const double out = D.get(b, i, j), x = ref[o];
+        if (magnitude) mag += (*magnitude)[o] * (*magnitude)[o];
+        if (!std::isfinite(out)) { ++r.non_finite; continue; }
+        num += (out - x) * (out - x);
         den += x * x;
       }
+  den = std::max(den, mag);
   r.rel_error = r.non_finite ? INFINITY : std::sqrt(num) / (den > 0 ? std::sqrt(den) : 1.0);
   if (d_before) {  // padding must keep its bytes exactly
     const int es = dtype_size(D.dtype);
@@ -185,6 +203,10 @@ inline ErrorReport compare(const HostMatrix& D, const std::vector<double>& ref, 
       if (!inside[e] && std::memcmp(&D.bytes[e * es], &d_before->bytes[e * es], size_t(es)) != 0) ++r.padding_touched;
   }
   return r;
+}
+
+inline ErrorReport compare(const HostMatrix& D, const Reference& ref, const HostMatrix* d_before = nullptr) {
+  return compare(D, static_cast<const std::vector<double>&>(ref), d_before, &ref.magnitude);
 }
 
 // Tolerance on ||out - ref|| / ||ref||, by output dtype and K. Inputs are decoded exactly in

@@ -42,7 +42,7 @@ void expect_error(Fixture& f, og_status code, std::initializer_list<const char*>
   CAPTURE(msg);
   CHECK(s == code);
   CHECK_FALSE(msg.empty());
-  for (const char* p : parts) CHECK_MESSAGE(msg.find(p) != std::string::npos, "message lacks \"" << p << "\"");
+  for (const char* p : parts) CHECK_MESSAGE(msg.find(p) != std::string::npos, "message lacks \"" << std::string(p) << "\"");
 }
 
 bool all_nan(const std::vector<float>& v) {

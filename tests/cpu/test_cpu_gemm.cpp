@@ -45,10 +45,10 @@ void run_case(Context& ctx, const Case& c) {
   CAPTURE(c.n);
   CAPTURE(c.k);
   CAPTURE(c.batch);
-  CAPTURE(name(c.a));
-  CAPTURE(name(c.b));
-  CAPTURE(name(c.c));
-  CAPTURE(name(c.d));
+  CAPTURE(std::string(name(c.a)));
+  CAPTURE(std::string(name(c.b)));
+  CAPTURE(std::string(name(c.c)));
+  CAPTURE(std::string(name(c.d)));
   CAPTURE(c.ta);
   CAPTURE(c.tb);
   CAPTURE(int(c.la));
@@ -307,10 +307,10 @@ TEST_CASE("cpu: each micro-kernel on edge shapes around MR, NR and KC (forced co
   Context ctx = make_context();
   for (const KernelInfo& kern : kKernels) {
     if (!cpu_supports(kern)) {
-      MESSAGE("SKIPPED cpu " << kern.name << " micro-kernel: this CPU does not support it");
+      MESSAGE("SKIPPED cpu " << std::string(kern.name) << " micro-kernel: this CPU does not support it");
       continue;
     }
-    CAPTURE(kern.name);
+    CAPTURE(std::string(kern.name));
     // Small blocks so that M > MC, N > NC and K > KC happen on small problems.
     const int kc = 16;
     const std::string config = std::to_string(2 * kern.mr) + "x" + std::to_string(2 * kern.nr) + "x" +
@@ -348,7 +348,7 @@ TEST_CASE("cpu: OMNIGEMM_CPU_KERNEL selects the micro-kernel at context creation
     if (!cpu_supports(kern)) {
       CHECK(!ctx.ok());
       if (!ctx.ok()) CHECK(ctx.status().message.find(kern.name) != std::string::npos);
-      MESSAGE("SKIPPED cpu " << kern.name << " micro-kernel run: this CPU does not support it "
+      MESSAGE("SKIPPED cpu " << std::string(kern.name) << " micro-kernel run: this CPU does not support it "
                                              "(creation correctly refused)");
       continue;
     }
