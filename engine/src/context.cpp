@@ -26,15 +26,6 @@ namespace {
 
 thread_local std::string t_last_error;
 
-// The integer stored in a C enum field; reading an out-of-range value through the enum type
-// is undefined in C++, and rejecting such values is what the callers do.
-template <class E>
-int64_t enum_int(const E& e) {
-  std::underlying_type_t<E> v;
-  std::memcpy(&v, &e, sizeof v);
-  return int64_t(std::make_signed_t<decltype(v)>(v));
-}
-
 og_status report(const Status& s) {
   if (s.ok()) return OG_OK;
   t_last_error = s.message;

@@ -20,15 +20,6 @@ bool add_overflows(int64_t a, int64_t b, int64_t& out) { return __builtin_add_ov
 
 bool valid_dtype(int d) { return d >= 0 && d < OG_DTYPE_COUNT; }
 
-// The integer a caller stored in a C enum field. Reading an out-of-range value through the enum
-// type is undefined in C++ (UBSan reports it), and rejecting such values is the point here.
-template <class E>
-int64_t enum_int(const E& e) {
-  std::underlying_type_t<E> v;
-  std::memcpy(&v, &e, sizeof v);
-  return int64_t(std::make_signed_t<decltype(v)>(v));
-}
-
 // Element extent of an operand over `batches` batches, with overflow detection.
 bool checked_extent(const Operand& o, int64_t batches, int64_t& out) {
   if (o.rows == 0 || o.cols == 0 || batches == 0) { out = 0; return true; }

@@ -2,6 +2,10 @@
 // explains, in one sentence naming the operand and the rule, why it cannot.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
 #include "backend.hpp"
 #include "problem.hpp"
 
@@ -15,6 +19,15 @@ Status validate(const og_gemm_desc& desc, Problem& out);
 // The backend-dependent part: memory kinds (unless the engine stages host memory itself),
 // dtype combinations, then backend.check_problem().
 Status check_backend_support(const Backend& backend, const Problem& p, bool host_staging = false);
+
+// The integer a caller stored in a C enum field. Reading an out-of-range value through the enum
+// type is undefined in C++ (UBSan reports it), and rejecting such values is the point of the checks.
+template <class E>
+int64_t enum_int(const E& e) {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &e, sizeof v);
+  return int64_t(std::make_signed_t<decltype(v)>(v));
+}
 
 // "f32, f16, bf16" for a dtype bit mask.
 std::string dtype_list(uint32_t mask);

@@ -17,7 +17,7 @@ namespace omnigemm::test {
 inline std::optional<Context> backend_context(Backend backend, const char* test_name) {
   auto ctx = Context::create({.backend = backend});
   if (!ctx) {
-    MESSAGE("SKIPPED " << name(backend) << ": " << std::string(test_name) << ": " << ctx.status().message);
+    MESSAGE("SKIPPED " << std::string(name(backend)) << ": " << std::string(test_name) << ": " << ctx.status().message);
     return std::nullopt;
   }
   return std::move(ctx.value());
