@@ -75,4 +75,27 @@ inline void run_case(Context& ctx, const Case& c) {
   CHECK(r.rel_error <= tolerance(c.d, c.k));
 }
 
+// A case with fresh random sizes in 1..max_dim, 1-3 batches, any input/output dtypes, layouts,
+// transposes, alpha, activation and bias mode; beta (and so C) only when with_c.
+inline Case random_case(int max_dim, bool with_c) {
+  std::uniform_int_distribution<int> dim(1, max_dim), pick(0, 4), bat(1, 3);
+  const Dtype ins[] = {Dtype::f32, Dtype::f16, Dtype::bf16, Dtype::fp8_e4m3, Dtype::fp8_e5m2};
+  const Dtype outs[] = {Dtype::f32, Dtype::f16, Dtype::bf16};
+  Case c{dim(rng()), dim(rng()), dim(rng()), bat(rng())};
+  c.a = ins[pick(rng())];
+  c.b = ins[pick(rng())];
+  c.d = outs[pick(rng()) % 3];
+  c.ta = pick(rng()) & 1;
+  c.tb = pick(rng()) & 1;
+  c.la = pick(rng()) & 1 ? Layout::col_major : Layout::row_major;
+  c.lb = pick(rng()) & 1 ? Layout::col_major : Layout::row_major;
+  c.ld = pick(rng()) & 1 ? Layout::col_major : Layout::row_major;
+  c.epi.alpha = std::uniform_real_distribution<float>(-2, 2)(rng());
+  c.epi.beta = with_c ? std::uniform_real_distribution<float>(-1, 1)(rng()) : 0.0f;
+  c.epi.act = Activation(pick(rng()));
+  c.epi.slope = 0.1f;
+  c.epi.bias_mode = BiasMode(pick(rng()) % 3);
+  return c;
+}
+
 }  // namespace omnigemm::test

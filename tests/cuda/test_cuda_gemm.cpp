@@ -16,26 +16,7 @@ std::optional<Context> cuda_context(const char* test_name) { return backend_cont
 TEST_CASE("cuda: random shapes, dtypes, layouts, batches and epilogues match float64") {
   auto ctx = cuda_context("random cases");
   if (!ctx) return;
-  std::uniform_int_distribution<int> dim(1, 300), pick(0, 4), bat(1, 3);
-  const Dtype ins[] = {Dtype::f32, Dtype::f16, Dtype::bf16, Dtype::fp8_e4m3, Dtype::fp8_e5m2};
-  const Dtype outs[] = {Dtype::f32, Dtype::f16, Dtype::bf16};
-  for (int t = 0; t < 60; ++t) {
-    Case c{dim(rng()), dim(rng()), dim(rng()), bat(rng())};
-    c.a = ins[pick(rng())];
-    c.b = ins[pick(rng())];
-    c.d = outs[pick(rng()) % 3];
-    c.ta = pick(rng()) & 1;
-    c.tb = pick(rng()) & 1;
-    c.la = pick(rng()) & 1 ? Layout::col_major : Layout::row_major;
-    c.lb = pick(rng()) & 1 ? Layout::col_major : Layout::row_major;
-    c.ld = pick(rng()) & 1 ? Layout::col_major : Layout::row_major;
-    c.epi.alpha = std::uniform_real_distribution<float>(-2, 2)(rng());
-    c.epi.beta = t % 3 ? std::uniform_real_distribution<float>(-1, 1)(rng()) : 0.0f;
-    c.epi.act = Activation(pick(rng()));
-    c.epi.slope = 0.1f;
-    c.epi.bias_mode = BiasMode(pick(rng()) % 3);
-    run_case(*ctx, c);
-  }
+  for (int t = 0; t < 60; ++t) run_case(*ctx, random_case(300, t % 3 != 0));
 }
 
 TEST_CASE("cuda: every table config the generic kernel runs, forced, on edge shapes; others refused") {
