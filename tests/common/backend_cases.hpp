@@ -98,4 +98,19 @@ inline Case random_case(int max_dim, bool with_c) {
   return c;
 }
 
+// Forces `config` (its text form) on the edge shapes of its tiles: M = 1, BLOCK_M - 1,
+// BLOCK_M + 1; N = BLOCK_N + 3; K = 2 BLOCK_K + 1 (a masked K tail), with the given dtypes.
+inline void run_edge_shapes(Context& ctx, const std::string& config, int block_m, int block_n, int block_k, Dtype a,
+                            Dtype b, Dtype d, Activation act = Activation::none) {
+  for (int64_t m : {int64_t(1), int64_t(block_m - 1), int64_t(block_m + 1)}) {
+    Case c{m, block_n + 3, 2 * int64_t(block_k) + 1};
+    c.config = config;
+    c.a = a;
+    c.b = b;
+    c.d = d;
+    c.epi.act = act;
+    run_case(ctx, c);
+  }
+}
+
 }  // namespace omnigemm::test

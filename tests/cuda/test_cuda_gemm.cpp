@@ -28,15 +28,8 @@ TEST_CASE("cuda: every table config the generic kernel runs, forced, on edge sha
     bool offered = false;
     for (const auto& c : be.candidates(detail::Problem{})) offered |= c == cfg;
     if (!offered) continue;
-    for (int64_t edge : {int64_t(1), int64_t(cfg.block_m - 1), int64_t(cfg.block_m + 1)}) {
-      Case c{edge, cfg.block_n + 3, 2 * cfg.block_k + 1};
-      c.config = cfg.to_string();
-      c.a = Dtype::bf16;
-      c.b = Dtype::fp8_e5m2;
-      c.d = Dtype::f16;
-      c.epi.act = Activation::gelu_tanh;
-      run_case(*ctx, c);
-    }
+    run_edge_shapes(*ctx, cfg.to_string(), cfg.block_m, cfg.block_n, cfg.block_k, Dtype::bf16, Dtype::fp8_e5m2,
+                    Dtype::f16, Activation::gelu_tanh);
     ++ran;
   }
   CHECK(ran > 0);

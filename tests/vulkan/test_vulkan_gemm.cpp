@@ -39,14 +39,7 @@ TEST_CASE("vulkan: every portable config the device can run, forced, on edge sha
     std::string why;
     const bool fits = cfg.extra == 0 && detail::config_fits(cfg, be.device().limits, 4, &why);
     if (!fits) continue;
-    for (int64_t edge : {int64_t(1), int64_t(cfg.block_m - 1), int64_t(cfg.block_m + 1)}) {
-      Case c{edge, cfg.block_n + 3, 2 * cfg.block_k + 1};
-      c.config = cfg.to_string();
-      c.a = Dtype::f16;
-      c.b = Dtype::bf16;
-      c.d = Dtype::f16;
-      run_case(*ctx, c);
-    }
+    run_edge_shapes(*ctx, cfg.to_string(), cfg.block_m, cfg.block_n, cfg.block_k, Dtype::f16, Dtype::bf16, Dtype::f16);
     ++ran;
   }
   CHECK(ran > 0);
