@@ -420,7 +420,7 @@ Check check_output(const HostProblem& hp, const std::vector<uint8_t>& d_bytes, o
     den += hp.ref[e] * hp.ref[e];
   }
   c.rel_error = c.non_finite ? INFINITY : std::sqrt(num) / (den > 0 ? std::sqrt(den) : 1.0);
-  c.tol = omnigemm::test::tolerance(D(d), hp.shape.k);
+  c.tol = omnigemm::test::tolerance(D(d), hp.shape.k, D(hp.dt.in), D(hp.dt.in));
   c.ok = c.non_finite == 0 && c.rel_error <= c.tol;
   return c;
 }

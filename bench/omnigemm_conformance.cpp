@@ -216,7 +216,7 @@ CaseResult run_case(Context& ctx, const Case& c, const CaseData& cd_in) {
     cd.d.set(0, 0, 0, float(cd.ref[0] * 2.0 + 1.0));
   ErrorReport e = compare(cd.d, cd.ref, &d_before);
   r.rel_error = e.rel_error;
-  r.tol = tolerance(c.dt.d, c.k);
+  r.tol = tolerance(c.dt.d, c.k, c.dt.a, c.dt.b);
   if (e.non_finite) r.message = std::to_string(e.non_finite) + " output elements not finite (unwritten or overflow)";
   if (e.padding_touched) r.message += (r.message.empty() ? "" : "; ") + std::to_string(e.padding_touched) +
                                       " padding elements outside the view changed";

@@ -1,9 +1,9 @@
-// CUDA backend, first step: a generic SIMT kernel (shared-memory tiles, FMA on CUDA cores) that
-// runs every dtype, layout, batch and epilogue correctly on sm_80 and newer. It is the correctness
-// baseline and the fallback; the Hopper wgmma/TMA and Ampere mma.sync kernels of the CUDA issue
-// are still to come (see README). Tiles are visited in the grouped order of the shared scheduler.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+// CUDA backend: kernel families behind one Backend, chosen by the config's variant (-x):
+//   -x0  generic SIMT kernel (generic_kernel.cuh): every dtype, layout and alignment, sm_80+;
+//   -x1  Hopper TMA + wgmma warp-specialised persistent kernel (sm90/), sm_90 devices.
+// Tiles are visited in the grouped order of the shared scheduler (omnigemm/tile_schedule.h).
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -11,133 +11,13 @@
 #include <string>
 
 #include "backend.hpp"
+#include "generic_kernel.cuh"
 #include "omnigemm/tile_schedule.h"
+#include "sm90/launch.hpp"
 
 namespace omnigemm::detail {
 
 namespace {
-
-// ---- device-side element access (same semantics as omnigemm/numeric.hpp) --------------------
-__device__ __forceinline__ float decode_e4m3(unsigned b) {
-  const unsigned e = (b >> 3) & 15u, m = b & 7u;
-  const float s = (b & 0x80u) ? -1.0f : 1.0f;
-  if (e == 15u && m == 7u) return __int_as_float(0x7fc00000);
-  if (e == 0u) return s * float(m) * 0x1p-9f;
-  return s * (1.0f + float(m) * 0.125f) * exp2f(float(int(e) - 7));
-}
-
-__device__ __forceinline__ float load(og_dtype t, const void* base, long long i) {
-  switch (t) {
-    case OG_DTYPE_F32: return static_cast<const float*>(base)[i];
-    case OG_DTYPE_F16: return __half2float(static_cast<const __half*>(base)[i]);
-    case OG_DTYPE_BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
-    case OG_DTYPE_FP8_E4M3: return decode_e4m3(static_cast<const unsigned char*>(base)[i]);
-    default: {  // e5m2 is the top byte of an f16
-      const unsigned short h = static_cast<unsigned short>(static_cast<const unsigned char*>(base)[i]) << 8;
-      return __half2float(__ushort_as_half(h));
-    }
-  }
-}
-
-__device__ __forceinline__ void store(og_dtype t, void* base, long long i, float v) {
-  if (t == OG_DTYPE_F32) static_cast<float*>(base)[i] = v;
-  else if (t == OG_DTYPE_F16) static_cast<__half*>(base)[i] = __float2half_rn(v);
-  else static_cast<__nv_bfloat16*>(base)[i] = __float2bfloat16_rn(v);
-}
-
-__device__ __forceinline__ float activate(og_activation a, float x, float slope) {
-  switch (a) {
-    case OG_ACT_RELU: return x > 0.0f ? x : 0.0f;
-    case OG_ACT_LEAKY_RELU: return x >= 0.0f ? x : slope * x;
-    case OG_ACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
-    case OG_ACT_SILU: return x / (1.0f + expf(-x));
-    default: return x;
-  }
-}
-
-struct OperandArgs {
-  const void* ptr;
-  og_dtype dtype;
-  long long sr, sc, bs;
-};
-
-struct KernelArgs {
-  int m, n, k, num_pid_m, num_pid_n, group_m, block_m, block_n, block_k, batch_base;
-  OperandArgs a, b, c, d;
-  bool has_c;
-  float alpha, beta, slope;
-  og_activation act;
-  og_bias_mode bias_mode;
-  og_dtype bias_dtype;
-  const void* bias;
-  long long bias_bs;
-};
-
-// One block computes one BLOCK_M x BLOCK_N tile; thread layout as the portable Vulkan shader:
-// COLS = BLOCK_N / 4 thread columns, ROWS = threads / COLS, each thread a THREAD_M x 4 sub-tile.
-template <int THREAD_M>
-__global__ void gemm_generic(KernelArgs p) {
-  extern __shared__ float smem[];
-  const int bm = p.block_m, bn = p.block_n, bk = p.block_k;
-  float* a_tile = smem;            // [bk][bm]
-  float* b_tile = smem + bk * bm;  // [bk][bn]
-  const OgTile tile = og_grouped_tile(int(blockIdx.x), p.num_pid_m, p.num_pid_n, p.group_m);
-  const long long batch = blockIdx.z + p.batch_base;
-  const int m0 = tile.pid_m * bm, n0 = tile.pid_n * bn;
-  const int cols = bn / 4, tid = int(threadIdx.x), threads = int(blockDim.x);
-  const int tx = tid % cols, ty = tid / cols;
-  const char* a_base = static_cast<const char*>(p.a.ptr);
-  const char* b_base = static_cast<const char*>(p.b.ptr);
-
-  float acc[THREAD_M][4];
-#pragma unroll
-  for (int i = 0; i < THREAD_M; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
-
-  for (int k0 = 0; k0 < p.k; k0 += bk) {
-    for (int e = tid; e < bm * bk; e += threads) {
-      const int m = e % bm, k = e / bm, gm = m0 + m, gk = k0 + k;
-      a_tile[k * bm + m] =
-          (gm < p.m && gk < p.k) ? load(p.a.dtype, a_base, batch * p.a.bs + gm * p.a.sr + gk * p.a.sc) : 0.0f;
-    }
-    for (int e = tid; e < bn * bk; e += threads) {
-      const int n = e % bn, k = e / bn, gn = n0 + n, gk = k0 + k;
-      b_tile[k * bn + n] =
-          (gn < p.n && gk < p.k) ? load(p.b.dtype, b_base, batch * p.b.bs + gk * p.b.sr + gn * p.b.sc) : 0.0f;
-    }
-    __syncthreads();
-    for (int k = 0; k < bk; ++k) {
-      float b_frag[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) b_frag[j] = b_tile[k * bn + tx * 4 + j];
-#pragma unroll
-      for (int i = 0; i < THREAD_M; ++i) {
-        const float a = a_tile[k * bm + ty * THREAD_M + i];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a, b_frag[j], acc[i][j]);
-      }
-    }
-    __syncthreads();
-  }
-
-#pragma unroll
-  for (int i = 0; i < THREAD_M; ++i) {
-    const int gm = m0 + ty * THREAD_M + i;
-    if (gm >= p.m) continue;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int gn = n0 + tx * 4 + j;
-      if (gn >= p.n) continue;
-      float v = p.alpha * acc[i][j];
-      if (p.has_c) v += p.beta * load(p.c.dtype, p.c.ptr, batch * p.c.bs + gm * p.c.sr + gn * p.c.sc);
-      if (p.bias_mode == OG_BIAS_PER_N) v += load(p.bias_dtype, p.bias, batch * p.bias_bs + gn);
-      if (p.bias_mode == OG_BIAS_PER_M) v += load(p.bias_dtype, p.bias, batch * p.bias_bs + gm);
-      store(p.d.dtype, const_cast<void*>(p.d.ptr), batch * p.d.bs + gm * p.d.sr + gn * p.d.sc,
-            activate(p.act, v, p.slope));
-    }
-  }
-}
 
 Status cuda_status(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return {};
@@ -185,6 +65,13 @@ class CudaBackend final : public Backend {
     info_.limits.compute_units = prop.multiProcessorCount;
     info_.limits.l2_bytes = prop.l2CacheSize;
     max_grid_z_ = prop.maxGridSize[2];
+    if (prop.major == 9) {  // the sm_90a kernels; later architectures get their own families
+      cudaDriverEntryPointQueryResult found{};
+      void* fn = nullptr;
+      if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) == cudaSuccess &&
+          found == cudaDriverEntryPointSuccess)
+        encode_tiled_ = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+    }
     OG_CUDA_TRY(cudaEventCreate(&start_), "cudaEventCreate");
     OG_CUDA_TRY(cudaEventCreate(&stop_), "cudaEventCreate");
     return {};
@@ -201,45 +88,58 @@ class CudaBackend final : public Backend {
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
   bool supports_async() const override { return true; }
 
-  std::vector<Config> candidates(const Problem&) const override {
-    std::vector<Config> out;
-    for (const Config& c : config_table(OG_BACKEND_CUDA))
-      if (runnable(c, nullptr)) out.push_back(c);
-    return out;
+  // Only the fastest family that can take the problem is offered: the tuner and the heuristic
+  // then choose among its tile shapes (the generic kernel is tens of times slower where the
+  // tensor-core kernel runs).
+  std::vector<Config> candidates(const Problem& p) const override {
+    std::vector<Config> sm90, generic;
+    for (const Config& c : config_table(OG_BACKEND_CUDA)) {
+      if (c.extra == kFamilySm90 && plan_sm90(p, c, nullptr, nullptr)) sm90.push_back(c);
+      if (c.extra == kFamilyGeneric && runnable_generic(c, nullptr)) generic.push_back(c);
+    }
+    return sm90.empty() ? generic : sm90;
   }
 
   Status run(const Problem& p, const Config& cfg, void* stream) override {
-    std::string why;
-    if (!runnable(cfg, &why))
-      return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " cannot run on the generic kernel: " + why);
     OG_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");
-    KernelArgs k{};
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    std::string why;
+    if (cfg.extra == kFamilySm90) {
+      sm90::Launch l{};
+      if (!plan_sm90(p, cfg, &l, &why))
+        return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " (Hopper TMA/wgmma kernel) cannot run this problem: " + why);
+      l.stream = s;
+      cudaError_t e = cudaErrorInvalidValue;
+      if (p.a.dtype == OG_DTYPE_F16) e = sm90::launch_f16(l);
+      else if (p.a.dtype == OG_DTYPE_BF16) e = sm90::launch_bf16(l);
+      else e = sm90::launch_fp8(l, p.a.dtype == OG_DTYPE_FP8_E5M2, p.b.dtype == OG_DTYPE_FP8_E5M2);
+      OG_CUDA_TRY(e, "gemm_tma_wgmma launch");
+      return {};
+    }
+    if (cfg.extra != kFamilyGeneric || !runnable_generic(cfg, &why))
+      return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " cannot run on the generic kernel: " +
+                                                (cfg.extra != kFamilyGeneric ? "unknown kernel variant -x" + std::to_string(cfg.extra) +
+                                                                                   " (0: generic, 1: Hopper TMA/wgmma)"
+                                                                             : why));
+    cuda::GenericArgs k{};
     k.m = int(p.m); k.n = int(p.n); k.k = int(p.k);
     k.block_m = cfg.block_m; k.block_n = cfg.block_n; k.block_k = cfg.block_k; k.group_m = cfg.group_m;
     k.num_pid_m = int((p.m + cfg.block_m - 1) / cfg.block_m);
     k.num_pid_n = int((p.n + cfg.block_n - 1) / cfg.block_n);
-    auto args = [](const Operand& o) {
-      const char* base = o.present ? static_cast<const char*>(o.mem.ptr) + o.mem.offset : nullptr;
-      return OperandArgs{base, o.dtype, o.stride_row, o.stride_col, o.batch_stride};
-    };
-    k.a = args(p.a); k.b = args(p.b); k.c = args(p.c); k.d = args(p.d);
-    k.has_c = p.c.present;
-    k.alpha = p.alpha; k.beta = p.beta; k.slope = p.leaky_slope; k.act = p.activation;
-    k.bias_mode = p.bias_mode; k.bias_dtype = p.bias_dtype; k.bias_bs = p.bias_batch_stride;
-    k.bias = p.bias_mode != OG_BIAS_NONE ? static_cast<const char*>(p.bias.ptr) + p.bias.offset : nullptr;
+    k.a = operand_args(p.a); k.b = operand_args(p.b);
+    k.ep = epilogue_args(p);
     const long long tiles = (long long)k.num_pid_m * k.num_pid_n;
     if (tiles > 0x7fffffffLL) return error(StatusCode::unsupported, "cuda: more than 2^31 - 1 output tiles");
     const int threads = cfg.warps * 32;
     const size_t smem = size_t(cfg.block_k) * (cfg.block_m + cfg.block_n) * sizeof(float);
     const int thread_m = cfg.block_m / (threads / (cfg.block_n / 4));
-    cudaStream_t s = static_cast<cudaStream_t>(stream);
     for (long long b0 = 0; b0 < p.batch; b0 += max_grid_z_) {
       k.batch_base = int(b0);
       const dim3 grid(unsigned(tiles), 1, unsigned(std::min<long long>(max_grid_z_, p.batch - b0)));
       switch (thread_m) {
-        case 8: OG_CUDA_TRY(launch<8>(grid, threads, smem, s, k), "gemm_generic launch"); break;
-        case 16: OG_CUDA_TRY(launch<16>(grid, threads, smem, s, k), "gemm_generic launch"); break;
-        default: OG_CUDA_TRY(launch<32>(grid, threads, smem, s, k), "gemm_generic launch"); break;
+        case 8: OG_CUDA_TRY(launch_generic<8>(grid, threads, smem, s, k), "gemm_generic launch"); break;
+        case 16: OG_CUDA_TRY(launch_generic<16>(grid, threads, smem, s, k), "gemm_generic launch"); break;
+        default: OG_CUDA_TRY(launch_generic<32>(grid, threads, smem, s, k), "gemm_generic launch"); break;
       }
     }
     return {};
@@ -282,18 +182,37 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  static constexpr int kFamilyGeneric = 0, kFamilySm90 = 1;
+
+  static cuda::OperandArgs operand_args(const Operand& o) {
+    const char* base = o.present ? static_cast<const char*>(o.mem.ptr) + o.mem.offset : nullptr;
+    return cuda::OperandArgs{base, o.dtype, o.stride_row, o.stride_col, o.batch_stride};
+  }
+  static cuda::EpilogueArgs epilogue_args(const Problem& p) {
+    cuda::EpilogueArgs e{};
+    e.c = operand_args(p.c); e.d = operand_args(p.d);
+    e.has_c = p.c.present;
+    e.alpha = p.alpha; e.beta = p.beta; e.slope = p.leaky_slope; e.act = p.activation;
+    e.bias_mode = p.bias_mode; e.bias_dtype = p.bias_dtype; e.bias_bs = p.bias_batch_stride;
+    e.bias = p.bias_mode != OG_BIAS_NONE ? static_cast<const char*>(p.bias.ptr) + p.bias.offset : nullptr;
+    const long long bytes = dtype_bytes(p.d.dtype);
+    e.d_vector_rows = !e.has_c && p.d.stride_col == 1 && reinterpret_cast<uintptr_t>(e.d.ptr) % 16 == 0 &&
+                      (p.d.stride_row * bytes) % 16 == 0 && (p.batch == 1 || (p.d.batch_stride * bytes) % 16 == 0);
+    return e;
+  }
+
   template <int TM>
-  cudaError_t launch(dim3 grid, int threads, size_t smem, cudaStream_t s, const KernelArgs& k) {
+  cudaError_t launch_generic(dim3 grid, int threads, size_t smem, cudaStream_t s, const cuda::GenericArgs& k) {
     if (smem > 48 * 1024) {
-      cudaError_t e = cudaFuncSetAttribute(gemm_generic<TM>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+      cudaError_t e = cudaFuncSetAttribute(cuda::gemm_generic<TM>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
       if (e != cudaSuccess) return e;
     }
-    gemm_generic<TM><<<grid, threads, smem, s>>>(k);
+    cuda::gemm_generic<TM><<<grid, threads, smem, s>>>(k);
     return cudaGetLastError();
   }
 
   // The generic kernel's thread layout and its THREAD_M instantiations (8, 16, 32).
-  bool runnable(const Config& c, std::string* why) const {
+  bool runnable_generic(const Config& c, std::string* why) const {
     Config single_stage = c;  // the generic kernel keeps one f32 stage in shared memory
     single_stage.stages = 1;
     if (!config_fits(single_stage, info_.limits, 4, why)) return false;
@@ -302,15 +221,110 @@ class CudaBackend final : public Backend {
     if (c.block_n % 4 || cols == 0 || threads % cols) bad = "threads must be a multiple of BLOCK_N / 4";
     else if (c.block_m % (threads / cols)) bad = "BLOCK_M must be a multiple of the thread rows";
     else if (int tm = c.block_m / (threads / cols); tm != 8 && tm != 16 && tm != 32) bad = "each thread must own 8, 16 or 32 rows";
-    else if (c.split_k != 1 || c.extra != 0) bad = "split-K and kernel variants are not implemented yet";
+    else if (c.split_k != 1) bad = "split-K is not implemented yet";
     if (bad && why) *why = bad;
     return bad == nullptr;
+  }
+
+  // Can the Hopper kernel run `p` with config `c`? When `l` is given, also builds the launch
+  // (tensor maps included). TMA needs 16-byte aligned bases and strides and one unit stride
+  // per operand; wgmma needs equal 16-bit input types or fp8 inputs, fp8 operands K-major.
+  bool plan_sm90(const Problem& p, const Config& c, sm90::Launch* l, std::string* why) const {
+    auto fail = [&](std::string msg) {
+      if (why) *why = std::move(msg);
+      return false;
+    };
+    if (!encode_tiled_) return fail("needs an sm_90 device and a driver with cuTensorMapEncodeTiled (this is " + info_.name + ")");
+    const og_dtype ta = p.a.dtype, tb = p.b.dtype;
+    const bool fp8 = (ta == OG_DTYPE_FP8_E4M3 || ta == OG_DTYPE_FP8_E5M2) && (tb == OG_DTYPE_FP8_E4M3 || tb == OG_DTYPE_FP8_E5M2);
+    const bool sixteen = (ta == OG_DTYPE_F16 || ta == OG_DTYPE_BF16) && ta == tb;
+    if (!fp8 && !sixteen) return fail("inputs must be f16 x f16, bf16 x bf16 or fp8 (e4m3/e5m2) x fp8");
+    const int eb = sixteen ? 2 : 1;
+    int wg_m = 0;
+    for (const auto& shape : sm90::kShapes)
+      if (c.block_n == shape[0] && c.block_m == 128 * shape[1]) wg_m = shape[1];
+    if (!wg_m) return fail("tiles must be 128x256, 128x128 or 256x128");
+    if (c.block_k * eb != 128) return fail("BLOCK_K must be 128 bytes of K (" + std::to_string(128 / eb) + " elements)");
+    if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
+    if (c.split_k != 1) return fail("split-K is not implemented for this kernel");
+    if (c.stages < 2) return fail("needs at least 2 pipeline stages");
+    const size_t smem = sm90::shared_bytes(c.block_m, c.block_n, c.stages);
+    if (smem > size_t(info_.limits.max_shared_bytes))
+      return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
+    if (p.k < 1) return fail("K must be at least 1 (a TMA box needs a non-empty K extent)");
+    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
+
+    // Operand layouts. A (M x K): K-major when stride_col == 1, M-major when stride_row == 1.
+    // B (K x N): K-major when stride_row == 1, N-major when stride_col == 1.
+    const bool a_k_major = p.a.stride_col == 1, b_k_major = p.b.stride_row == 1;
+    const bool a_mn = !a_k_major && p.a.stride_row == 1, b_mn = !b_k_major && p.b.stride_col == 1;
+    if (!a_k_major && !a_mn) return fail("A needs a unit stride along M or K");
+    if (!b_k_major && !b_mn) return fail("B needs a unit stride along K or N");
+    if (fp8 && (a_mn || b_mn)) return fail("fp8 wgmma needs K-major operands (A row-major, B column-major)");
+    if (!l) return check_tma_operand(p.a, eb, a_k_major ? p.a.stride_row : p.a.stride_col, p.batch, why) &&
+                   check_tma_operand(p.b, eb, b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, why);
+
+    l->m = int(p.m); l->n = int(p.n); l->k = int(p.k); l->batch = int(p.batch);
+    l->group_m = c.group_m; l->stages = c.stages; l->block_n = c.block_n; l->wg_m = wg_m;
+    l->a_mn_major = a_mn; l->b_mn_major = b_mn;
+    l->max_shared = size_t(info_.limits.max_shared_bytes);
+    l->ep = epilogue_args(p);
+    const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
+    if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
+    l->grid = int(std::min<long long>(tiles, info_.limits.compute_units));
+    const int block_k = 128 / eb;
+    // K-major: rows of K (box: BLOCK_K x tile rows); MN-major: rows of M or N (box: 64 x BLOCK_K).
+    if (!encode_operand(l->map_a, p.a, eb, a_k_major ? p.k : p.m, a_k_major ? p.m : p.k,
+                        a_k_major ? p.a.stride_row : p.a.stride_col, p.batch, a_k_major ? block_k : 64,
+                        a_k_major ? c.block_m : block_k, why))
+      return false;
+    if (!encode_operand(l->map_b, p.b, eb, b_k_major ? p.k : p.n, b_k_major ? p.n : p.k,
+                        b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, b_k_major ? block_k : 64,
+                        b_k_major ? c.block_n : block_k, why))
+      return false;
+    return true;
+  }
+
+  static bool check_tma_operand(const Operand& o, int eb, int64_t outer_stride, int64_t batch, std::string* why) {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(o.mem.ptr) + uintptr_t(o.mem.offset);
+    const char* bad = nullptr;
+    if (base % 16) bad = "operand base addresses must be 16-byte aligned";
+    else if ((outer_stride * eb) % 16 || outer_stride <= 0) bad = "leading dimensions must be multiples of 16 bytes";
+    else if (batch > 1 && ((o.batch_stride * eb) % 16 || o.batch_stride <= 0))
+      bad = "batch strides must be positive multiples of 16 bytes";
+    if (bad && why) *why = bad;
+    return bad == nullptr;
+  }
+
+  // 3-D tensor map (inner, outer, batch) with the 128-byte swizzle; out-of-bounds boxes read zeros.
+  bool encode_operand(CUtensorMap& map, const Operand& o, int eb, int64_t inner, int64_t outer, int64_t outer_stride,
+                      int64_t batch, int box_inner, int box_outer, std::string* why) const {
+    if (!check_tma_operand(o, eb, outer_stride, batch, why)) return false;
+    const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(batch)};
+    const cuuint64_t outer_bytes = cuuint64_t(outer_stride) * eb;
+    const cuuint64_t batch_bytes = batch > 1 ? cuuint64_t(o.batch_stride) * eb : (outer_bytes * dims[1] + 15) / 16 * 16;
+    const cuuint64_t strides[2] = {outer_bytes, batch_bytes};
+    const cuuint32_t box[3] = {cuuint32_t(box_inner), cuuint32_t(box_outer), 1};
+    const cuuint32_t unit[3] = {1, 1, 1};
+    const CUtensorMapDataType type = o.dtype == OG_DTYPE_F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                     : o.dtype == OG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    void* base = static_cast<char*>(o.mem.ptr) + o.mem.offset;
+    const CUresult r = encode_tiled_(&map, type, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                     CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+      if (why) *why = "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")";
+      return false;
+    }
+    return true;
   }
 
   DeviceInfo info_;
   int device_ = 0;
   long long max_grid_z_ = 65535;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  PFN_cuTensorMapEncodeTiled_v12000 encode_tiled_ = nullptr;  // set on sm_90 devices only
   std::mutex timer_mutex_;
 };
 

@@ -30,6 +30,11 @@ struct Case {
   Layout la = Layout::row_major, lb = Layout::row_major, ld = Layout::row_major;
   EpilogueSpec epi;
   std::string config;
+  // Leading-dimension pads and batch gaps of A and B in multiples of 16 bytes (still not zero),
+  // so that a TMA-based kernel can take them; otherwise odd element counts.
+  bool tma_aligned = false;
+  // The same for C and D (so that whole output rows can leave in vector stores).
+  bool d_aligned = false;
 };
 
 // Runs one case through og_gemm_host and checks it against the float64 reference.
@@ -42,11 +47,23 @@ inline void run_case(Context& ctx, const Case& c) {
   CAPTURE(std::string(name(c.b)));
   CAPTURE(std::string(name(c.d)));
   CAPTURE(c.config);
-  HostMatrix A(c.ta ? c.k : c.m, c.ta ? c.m : c.k, c.a, c.la, 2, c.batch, 3);
-  HostMatrix B(c.tb ? c.n : c.k, c.tb ? c.k : c.n, c.b, c.lb, 1, c.batch, 0);
+  CAPTURE(c.ta);
+  CAPTURE(c.tb);
+  // The ld pad: `odd` elements, or (aligned) up to the next multiple of 16 bytes plus 16 bytes.
+  auto pad = [](bool aligned, Dtype t, int64_t rows, int64_t cols, Layout l, int64_t odd) {
+    if (!aligned) return odd;
+    const int64_t per16 = 16 / dtype_size(t), inner = l == Layout::row_major ? cols : rows;
+    return (inner + per16 - 1) / per16 * per16 - inner + per16;
+  };
+  const int64_t a_rows = c.ta ? c.k : c.m, a_cols = c.ta ? c.m : c.k, b_rows = c.tb ? c.n : c.k, b_cols = c.tb ? c.k : c.n;
+  HostMatrix A(a_rows, a_cols, c.a, c.la, pad(c.tma_aligned, c.a, a_rows, a_cols, c.la, 2), c.batch,
+               c.tma_aligned ? 16 / dtype_size(c.a) : 3);
+  HostMatrix B(b_rows, b_cols, c.b, c.lb, pad(c.tma_aligned, c.b, b_rows, b_cols, c.lb, 1), c.batch,
+               c.tma_aligned ? 32 / dtype_size(c.b) : 0);
+  const int64_t d_pad = pad(c.d_aligned, c.d, c.m, c.n, c.ld, 1), d_gap = c.d_aligned ? 16 / dtype_size(c.d) : 2;
+  HostMatrix C(c.m, c.n, c.d, c.ld, d_pad, c.batch, d_gap), D(c.m, c.n, c.d, c.ld, d_pad, c.batch, d_gap);
   A.transposed = c.ta;
   B.transposed = c.tb;
-  HostMatrix C(c.m, c.n, c.d, c.ld, 1, c.batch, 2), D(c.m, c.n, c.d, c.ld, 1, c.batch, 2);
   A.randomize();
   B.randomize();
   C.randomize();
@@ -72,7 +89,7 @@ inline void run_case(Context& ctx, const Case& c) {
   const ErrorReport r = compare(D, reference_gemm(A, B, &C, &bias, c.epi, c.batch), &before);
   CHECK(r.non_finite == 0);
   CHECK(r.padding_touched == 0);
-  CHECK(r.rel_error <= tolerance(c.d, c.k));
+  CHECK(r.rel_error <= tolerance(c.d, c.k, c.a, c.b));
 }
 
 // A case with fresh random sizes in 1..max_dim, 1-3 batches, any input/output dtypes, layouts,

@@ -99,7 +99,7 @@ void run_case(Context& ctx, const Case& c) {
   ErrorReport r = compare(D, ref, &d_before);
   CHECK(r.non_finite == 0);
   CHECK(r.padding_touched == 0);
-  CHECK(r.rel_error <= tolerance(c.d, c.k));
+  CHECK(r.rel_error <= tolerance(c.d, c.k, c.a, c.b));
 }
 
 Context make_context(int threads = 0) {
@@ -467,7 +467,7 @@ TEST_CASE("cpu: two threads calling one context concurrently") {
       Status s = ctx.run(g);
       if (!s.ok()) { o.error = s.message; outcomes[w].push_back(o); continue; }
       o.report = compare(D, reference_gemm(A, B, &C, &bias, c.epi, c.batch), &before);
-      o.tol = tolerance(c.d, c.k);
+      o.tol = tolerance(c.d, c.k, c.a, c.b);
       outcomes[w].push_back(o);
     }
   };

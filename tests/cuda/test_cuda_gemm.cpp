@@ -46,6 +46,51 @@ TEST_CASE("cuda: every table config the generic kernel runs, forced, on edge sha
   CHECK(s.message.find("split-K") != std::string::npos);
 }
 
+TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input pair and operand layout") {
+  auto ctx = cuda_context("Hopper kernel");
+  if (!ctx) return;
+  const auto& device = detail::context_backend(ctx->c_handle()).device();
+  if (device.driver.find("sm_90") == std::string::npos) {
+    MESSAGE("SKIPPED cuda: Hopper kernel: " << device.name << " (" << device.driver << ") is not an sm_90 device");
+    return;
+  }
+  int ran = 0, expected = 0;
+  for (const auto& cfg : detail::config_table(OG_BACKEND_CUDA)) {
+    if (cfg.extra != 1) continue;
+    const bool fp8 = cfg.block_k == 128;
+    expected += 3 * (fp8 ? 4 : 2 * 4);
+    struct Inputs { Dtype a, b; };
+    const std::vector<Inputs> inputs = fp8 ? std::vector<Inputs>{{Dtype::fp8_e4m3, Dtype::fp8_e4m3}, {Dtype::fp8_e4m3, Dtype::fp8_e5m2},
+                                                                 {Dtype::fp8_e5m2, Dtype::fp8_e4m3}, {Dtype::fp8_e5m2, Dtype::fp8_e5m2}}
+                                           : std::vector<Inputs>{{Dtype::f16, Dtype::f16}, {Dtype::bf16, Dtype::bf16}};
+    for (const Inputs& in : inputs)
+      for (int layout = 0; layout < (fp8 ? 1 : 4); ++layout)
+        for (int i = 0; i < 3; ++i) {
+          // M: one row, a tile minus one, a tile plus one; N: a masked column tail; K: a partial
+          // last K tile; a second batch, C, bias and an activation on some of them.
+          const int64_t m = i == 0 ? 1 : i == 1 ? cfg.block_m - 1 : cfg.block_m + 1;
+          Case c{m, cfg.block_n + 3, 2 * int64_t(cfg.block_k) + 1 + 8 * i, i == 1 ? 2 : 1};
+          c.config = cfg.to_string();
+          c.tma_aligned = true;
+          c.d_aligned = i == 1;  // no C there: full chunks take the vector-store epilogue
+          c.a = in.a;
+          c.b = in.b;
+          c.d = i == 0 ? Dtype::f32 : i == 1 ? Dtype::f16 : Dtype::bf16;
+          // fp8 operands must be K-major: B stored N x K (pre-transposed) and A row-major.
+          c.ta = !fp8 && (layout & 1);
+          c.tb = fp8 || (layout & 2);
+          c.epi.alpha = 0.75f;
+          c.epi.beta = i == 2 ? -0.5f : 0.0f;
+          c.epi.bias_mode = BiasMode(i % 3);
+          c.epi.act = i == 1 ? Activation::silu : Activation::none;
+          run_case(*ctx, c);
+          ++ran;
+        }
+  }
+  CHECK(ran == expected);
+  CHECK(ran >= 3 * (2 * 4 + 4) * 3);
+}
+
 TEST_CASE("cuda: SEEDS.md fp8 case (A e5m2, B pre-transposed e5m2, f16 out) and 512^3 f16") {
   auto ctx = cuda_context("seeds cases");
   if (!ctx) return;

@@ -1,0 +1,131 @@
+// The CUDA kernels' shared pieces: element decoding (the semantics of omnigemm/numeric.hpp),
+// operand views, and the fused epilogue D = act(alpha * acc + beta * C + bias).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "omnigemm/omnigemm.h"
+
+namespace omnigemm::detail::cuda {
+
+__device__ __forceinline__ float decode_e4m3(unsigned b) {
+  const unsigned e = (b >> 3) & 15u, m = b & 7u;
+  const float s = (b & 0x80u) ? -1.0f : 1.0f;
+  if (e == 15u && m == 7u) return __int_as_float(0x7fc00000);
+  if (e == 0u) return s * float(m) * 0x1p-9f;
+  return s * (1.0f + float(m) * 0.125f) * exp2f(float(int(e) - 7));
+}
+
+__device__ __forceinline__ float load(og_dtype t, const void* base, long long i) {
+  switch (t) {
+    case OG_DTYPE_F32: return static_cast<const float*>(base)[i];
+    case OG_DTYPE_F16: return __half2float(static_cast<const __half*>(base)[i]);
+    case OG_DTYPE_BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
+    case OG_DTYPE_FP8_E4M3: return decode_e4m3(static_cast<const unsigned char*>(base)[i]);
+    default: {  // e5m2 is the top byte of an f16
+      const unsigned short h = static_cast<unsigned short>(static_cast<const unsigned char*>(base)[i]) << 8;
+      return __half2float(__ushort_as_half(h));
+    }
+  }
+}
+
+__device__ __forceinline__ void store(og_dtype t, void* base, long long i, float v) {
+  if (t == OG_DTYPE_F32) static_cast<float*>(base)[i] = v;
+  else if (t == OG_DTYPE_F16) static_cast<__half*>(base)[i] = __float2half_rn(v);
+  else static_cast<__nv_bfloat16*>(base)[i] = __float2bfloat16_rn(v);
+}
+
+// Two horizontally adjacent outputs in one store (caller checked alignment and bounds).
+__device__ __forceinline__ void store_pair(og_dtype t, void* base, long long i, float v0, float v1) {
+  if (t == OG_DTYPE_F32) *reinterpret_cast<float2*>(static_cast<float*>(base) + i) = make_float2(v0, v1);
+  else if (t == OG_DTYPE_F16) *reinterpret_cast<__half2*>(static_cast<__half*>(base) + i) = __floats2half2_rn(v0, v1);
+  else *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(base) + i) = __floats2bfloat162_rn(v0, v1);
+}
+
+__device__ __forceinline__ float activate(og_activation a, float x, float slope) {
+  switch (a) {
+    case OG_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case OG_ACT_LEAKY_RELU: return x >= 0.0f ? x : slope * x;
+    case OG_ACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+    case OG_ACT_SILU: return x / (1.0f + expf(-x));
+    default: return x;
+  }
+}
+
+struct OperandArgs {
+  const void* ptr;
+  og_dtype dtype;
+  long long sr, sc, bs;  // strides in elements: row, column, batch
+};
+
+struct EpilogueArgs {
+  OperandArgs c, d;
+  bool has_c;
+  float alpha, beta, slope;
+  og_activation act;
+  og_bias_mode bias_mode;
+  og_dtype bias_dtype;
+  const void* bias;
+  long long bias_bs;
+  // No C, D row-major (unit column stride) with 16-byte aligned base, row and batch strides:
+  // whole rows of four outputs may leave in one vector store.
+  bool d_vector_rows;
+};
+
+// act(alpha * acc + beta * C + bias) for output element (gm, gn) of batch `batch`.
+__device__ __forceinline__ float epilogue_value(const EpilogueArgs& e, long long batch, int gm, int gn, float acc) {
+  float v = e.alpha * acc;
+  if (e.has_c) v += e.beta * load(e.c.dtype, e.c.ptr, batch * e.c.bs + gm * e.c.sr + gn * e.c.sc);
+  if (e.bias_mode == OG_BIAS_PER_N) v += load(e.bias_dtype, e.bias, batch * e.bias_bs + gn);
+  else if (e.bias_mode == OG_BIAS_PER_M) v += load(e.bias_dtype, e.bias, batch * e.bias_bs + gm);
+  return activate(e.act, v, e.slope);
+}
+
+__device__ __forceinline__ void epilogue_store(const EpilogueArgs& e, long long batch, int gm, int gn, float acc) {
+  store(e.d.dtype, const_cast<void*>(e.d.ptr), batch * e.d.bs + gm * e.d.sr + gn * e.d.sc,
+        epilogue_value(e, batch, gm, gn, acc));
+}
+
+// Outputs (gm, gn) and (gm, gn + 1), bounds-checked against m x n; one vector store where the
+// pair is in range, row-contiguous and aligned.
+__device__ __forceinline__ void epilogue_store_pair(const EpilogueArgs& e, long long batch, int m, int n, int gm, int gn,
+                                                    float acc0, float acc1) {
+  if (gm >= m || gn >= n) return;
+  const long long i = batch * e.d.bs + gm * e.d.sr + gn;
+  const int bytes = e.d.dtype == OG_DTYPE_F32 ? 4 : 2;
+  const unsigned long long addr = reinterpret_cast<unsigned long long>(e.d.ptr) + (unsigned long long)(i * bytes);
+  if (e.d.sc == 1 && gn + 1 < n && addr % (2 * bytes) == 0) {
+    store_pair(e.d.dtype, const_cast<void*>(e.d.ptr), i, epilogue_value(e, batch, gm, gn, acc0),
+               epilogue_value(e, batch, gm, gn + 1, acc1));
+    return;
+  }
+  epilogue_store(e, batch, gm, gn, acc0);
+  if (gn + 1 < n) epilogue_store(e, batch, gm, gn + 1, acc1);
+}
+
+// Four horizontally adjacent outputs (gm, gn..gn+3), all in range, of a problem whose
+// d_vector_rows holds and gn % 4 == 0: alpha, bias and activation, then one 8- or 16-byte store.
+__device__ __forceinline__ void epilogue_store_quad(const EpilogueArgs& e, long long batch, int gm, int gn, float4 acc) {
+  float v[4] = {acc.x, acc.y, acc.z, acc.w};
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    float x = e.alpha * v[q];
+    if (e.bias_mode == OG_BIAS_PER_N) x += load(e.bias_dtype, e.bias, batch * e.bias_bs + gn + q);
+    else if (e.bias_mode == OG_BIAS_PER_M) x += load(e.bias_dtype, e.bias, batch * e.bias_bs + gm);
+    v[q] = e.act == OG_ACT_NONE ? x : activate(e.act, x, e.slope);
+  }
+  const long long i = batch * e.d.bs + gm * e.d.sr + gn;
+  if (e.d.dtype == OG_DTYPE_F32) {
+    *reinterpret_cast<float4*>(static_cast<float*>(const_cast<void*>(e.d.ptr)) + i) = make_float4(v[0], v[1], v[2], v[3]);
+  } else if (e.d.dtype == OG_DTYPE_F16) {
+    const __half2 lo = __floats2half2_rn(v[0], v[1]), hi = __floats2half2_rn(v[2], v[3]);
+    *reinterpret_cast<uint2*>(static_cast<__half*>(const_cast<void*>(e.d.ptr)) + i) =
+        make_uint2(*reinterpret_cast<const unsigned*>(&lo), *reinterpret_cast<const unsigned*>(&hi));
+  } else {
+    const __nv_bfloat162 lo = __floats2bfloat162_rn(v[0], v[1]), hi = __floats2bfloat162_rn(v[2], v[3]);
+    *reinterpret_cast<uint2*>(static_cast<__nv_bfloat16*>(const_cast<void*>(e.d.ptr)) + i) =
+        make_uint2(*reinterpret_cast<const unsigned*>(&lo), *reinterpret_cast<const unsigned*>(&hi));
+  }
+}
+
+}  // namespace omnigemm::detail::cuda

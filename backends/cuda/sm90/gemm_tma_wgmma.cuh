@@ -1,0 +1,277 @@
+// Hopper (sm_90a) GEMM: TMA loads into a shared-memory ring guarded by mbarriers, wgmma on the
+// tensor cores, warp specialisation and a persistent grid walking tiles in the shared grouped
+// order. Pieces, CUTLASS-style:
+//   - producer (warpgroup 0, one thread): for each work item and K-tile, waits for a free stage
+//     and issues the TMA copies of the A and B tiles into it;
+//   - mainloop (warpgroups 1 and 2, "consumers"): each owns 64 * WG_M rows of the BLOCK_M x
+//     BLOCK_N tile, waits for a full stage, issues BLOCK_K / K_STEP wgmmas per 64-row block and
+//     releases the stage once they retired;
+//   - epilogue: the accumulators go through a small per-consumer shared-memory chunk to
+//     coalesced stores with the shared fused epilogue, while the producer already fills the
+//     ring with the next tile's operands.
+// Shared-memory tiles use the 128-byte swizzle: every tile row is 128 bytes, so BLOCK_K is 64
+// for 16-bit inputs and 128 for fp8. A K-major operand is one TMA box of rows x 128 B; an
+// MN-major operand (16-bit only, wgmma's transpose bit) is BLOCK_MN / 64 boxes of BLOCK_K rows
+// x 64 elements.
+#pragma once
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "../epilogue.cuh"
+#include "launch.hpp"
+#include "omnigemm/tile_schedule.h"
+#include "wgmma_ops.cuh"
+
+namespace omnigemm::detail::sm90 {
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define OG_SM90A_DEVICE 1  // this compilation pass may use wgmma / setmaxnreg
+#endif
+
+struct KernelArgs {
+  int m, n, k;
+  int num_pid_m, num_pid_n, group_m, batch;
+  int k_tiles;  // ceil(K / BLOCK_K)
+  int stages;   // depth of the shared-memory ring
+  cuda::EpilogueArgs ep;
+};
+
+template <int BLOCK_N_, int WG_M_, WgmmaType TA_, WgmmaType TB_, bool A_MN_MAJOR_, bool B_MN_MAJOR_>
+struct Shape {
+  static constexpr int BLOCK_N = BLOCK_N_, WG_M = WG_M_;
+  static constexpr WgmmaType TA = TA_, TB = TB_;
+  static constexpr bool A_MN_MAJOR = A_MN_MAJOR_, B_MN_MAJOR = B_MN_MAJOR_;
+  static constexpr int kThreads = 128 * (1 + sm90::kConsumers);
+  static constexpr int BLOCK_M = 64 * WG_M * sm90::kConsumers;
+  static constexpr bool kSixteenBit = TA == WgmmaType::f16 || TA == WgmmaType::bf16;
+  static constexpr int kElemBytes = kSixteenBit ? 2 : 1;
+  static constexpr int BLOCK_K = 128 / kElemBytes;
+  static constexpr int kKSteps = 4;  // wgmma K is 32 bytes: 16 x 16-bit or 32 x fp8
+  static constexpr int kABytes = BLOCK_M * 128, kBBytes = BLOCK_N * 128;
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  static_assert(!(A_MN_MAJOR || B_MN_MAJOR) || kSixteenBit, "fp8 wgmma operands must be K-major");
+  static_assert(WG_M * BLOCK_N / 2 <= 128, "accumulators beyond the consumer register budget");
+  __host__ __device__ static size_t shared_bytes(int stages) { return sm90::shared_bytes(BLOCK_M, BLOCK_N, stages); }
+};
+
+#ifdef OG_SM90A_DEVICE
+__device__ __forceinline__ uint32_t smem_addr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void mbar_init(uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// 3-D tiled TMA load (inner coordinate first) completing on `bar`.
+__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
+// wgmma shared-memory descriptor, 128-byte swizzle. For K-major tiles `stride` is the distance
+// between 8-row groups (1024 B) and `leading` is unused; for MN-major tiles `leading` is the
+// distance between 64-element column blocks and `stride` the distance between 8-row K groups.
+__device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t leading, uint32_t stride) {
+  return uint64_t((addr & 0x3ffff) >> 4) | (uint64_t(leading >> 4) << 16) | (uint64_t(stride >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Synchronises the 128 threads of one consumer warpgroup (barrier 0 is __syncthreads).
+__device__ __forceinline__ void named_barrier(int id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
+
+// Keeps the compiler from moving accumulator accesses across wgmma fences and waits.
+template <int N>
+__device__ __forceinline__ void fence_registers(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+#endif
+
+#ifdef OG_SM90A_DEVICE
+// Writes the 64 x 32 outputs whose accumulators sit in `chunk` (row pitch `pitch` floats)
+// through the fused epilogue. A chunk fully inside D without C and with vector-aligned rows
+// leaves as 8 threads x 4 outputs per row (one vector store each); any other chunk as 16
+// threads x 2 outputs with per-pair bounds and alignment checks. Not inlined: one copy serves
+// every chunk of every kernel in the translation unit. The arguments are copied into locals
+// first: read through the reference, every output store (a generic pointer) could alias them
+// and the compiler would reload them from local memory per element.
+static __device__ __noinline__ void store_chunk(const KernelArgs& args, int batch, int row0, int col0, const float* chunk,
+                                                int pitch, int thread) {
+  const cuda::EpilogueArgs e = args.ep;
+  const int m = args.m, n = args.n;
+  if (e.d_vector_rows && row0 + 64 <= m && col0 + 32 <= n) {
+#pragma unroll 1
+    for (int i = thread; i < 64 * 8; i += 128) {
+      const int r = i / 8, c = 4 * (i % 8);
+      cuda::epilogue_store_quad(e, batch, row0 + r, col0 + c, *reinterpret_cast<const float4*>(chunk + r * pitch + c));
+    }
+    return;
+  }
+#pragma unroll 1
+  for (int i = thread; i < 64 * 16; i += 128) {
+    const int r = i / 16, c = 2 * (i % 16);
+    const float2 v = *reinterpret_cast<const float2*>(chunk + r * pitch + c);
+    cuda::epilogue_store_pair(e, batch, m, n, row0 + r, col0 + c, v.x, v.y);
+  }
+}
+#endif
+
+template <class S>
+__global__ void __launch_bounds__(S::kThreads, 1)
+    gemm_tma_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, KernelArgs p) {
+#ifdef OG_SM90A_DEVICE
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  // The 128-byte swizzle repeats every 1024 bytes; TMA and wgmma agree only on aligned tiles.
+  unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + ring_bytes(S::BLOCK_M, S::BLOCK_N, p.stages));
+  uint64_t* empty = full + p.stages;
+  const int warpgroup = int(threadIdx.x) / 128;
+  const int total_work = og_work_count(p.num_pid_m, p.num_pid_n, 1, p.batch);
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < p.stages; ++s) {
+      mbar_init(&full[s], 1);                          // the producer's expect_tx arrival
+      mbar_init(&empty[s], 4 * sm90::kConsumers);         // one arrival per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // ---- producer --------------------------------------------------------------------------
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      unsigned phase = 0;
+      for (int w = og_persistent_first(int(blockIdx.x)); w < total_work; w = og_persistent_next(w, int(gridDim.x))) {
+        const OgWork item = og_work_item(w, p.num_pid_m, p.num_pid_n, p.group_m, 1);
+        const int m0 = item.pid_m * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
+        for (int kt = 0; kt < p.k_tiles; ++kt) {
+          mbar_wait(&empty[stage], phase ^ 1u);  // a fresh barrier counts as released
+          mbar_expect_tx(&full[stage], S::kStageBytes);
+          unsigned char* a_tile = smem + size_t(stage) * S::kStageBytes;
+          unsigned char* b_tile = a_tile + S::kABytes;
+          const int k0 = kt * S::BLOCK_K;
+          if constexpr (S::A_MN_MAJOR) {
+#pragma unroll
+            for (int j = 0; j < S::BLOCK_M / 64; ++j)
+              tma_load(a_tile + j * S::BLOCK_K * 128, &map_a, &full[stage], m0 + 64 * j, k0, item.batch);
+          } else {
+            tma_load(a_tile, &map_a, &full[stage], k0, m0, item.batch);
+          }
+          if constexpr (S::B_MN_MAJOR) {
+#pragma unroll
+            for (int j = 0; j < S::BLOCK_N / 64; ++j)
+              tma_load(b_tile + j * S::BLOCK_K * 128, &map_b, &full[stage], n0 + 64 * j, k0, item.batch);
+          } else {
+            tma_load(b_tile, &map_b, &full[stage], k0, n0, item.batch);
+          }
+          if (++stage == p.stages) { stage = 0; phase ^= 1u; }
+        }
+      }
+    }
+  } else {
+    // ---- consumers: mainloop + epilogue -----------------------------------------------------
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+    const int consumer = warpgroup - 1;
+    const int t = int(threadIdx.x) % 128, warp = t / 32, lane = t % 32;
+    float acc[S::WG_M][S::BLOCK_N / 2];
+    int stage = 0;
+    unsigned phase = 0;
+    for (int w = og_persistent_first(int(blockIdx.x)); w < total_work; w = og_persistent_next(w, int(gridDim.x))) {
+      const OgWork item = og_work_item(w, p.num_pid_m, p.num_pid_n, p.group_m, 1);
+#pragma unroll
+      for (int r = 0; r < S::WG_M; ++r)
+#pragma unroll
+        for (int i = 0; i < S::BLOCK_N / 2; ++i) acc[r][i] = 0.0f;
+
+      int previous = -1;
+      for (int kt = 0; kt < p.k_tiles; ++kt) {
+        mbar_wait(&full[stage], phase);
+        const uint32_t a_tile = smem_addr(smem + size_t(stage) * S::kStageBytes);
+        const uint32_t b_tile = a_tile + S::kABytes;
+#pragma unroll
+        for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < S::kKSteps; ++kk) {
+          const uint64_t desc_b = S::B_MN_MAJOR ? smem_desc(b_tile + kk * 16 * 128, S::BLOCK_K * 128, 1024)
+                                                : smem_desc(b_tile + kk * 32, 16, 1024);
+#pragma unroll
+          for (int r = 0; r < S::WG_M; ++r) {
+            const int block64 = consumer * S::WG_M + r;  // which 64-row block of the tile
+            const uint64_t desc_a = S::A_MN_MAJOR
+                                        ? smem_desc(a_tile + block64 * S::BLOCK_K * 128 + kk * 16 * 128, S::BLOCK_K * 128, 1024)
+                                        : smem_desc(a_tile + block64 * 64 * 128 + kk * 32, 16, 1024);
+            wgmma<S::BLOCK_N, S::TA, S::TB, S::A_MN_MAJOR ? 1 : 0, S::B_MN_MAJOR ? 1 : 0>(acc[r], desc_a, desc_b);
+          }
+        }
+        wgmma_commit();
+#pragma unroll
+        for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
+        // Keep one K-tile of wgmmas in flight; the one before it has retired, free its stage.
+        wgmma_wait<1>();
+        if (previous >= 0 && lane == 0) mbar_arrive(&empty[previous]);
+        previous = stage;
+        if (++stage == p.stages) { stage = 0; phase ^= 1u; }
+      }
+      wgmma_wait<0>();
+#pragma unroll
+      for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
+      if (previous >= 0 && lane == 0) mbar_arrive(&empty[previous]);
+
+      // Epilogue through shared memory, one 64 x 32 chunk at a time: the registers go to this
+      // consumer's staging buffer in wgmma's layout, then each row's 32 outputs leave as one
+      // coalesced run (and the fused epilogue code exists once, not once per register).
+      const int m0 = item.pid_m * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
+      float* chunk = reinterpret_cast<float*>(smem + staging_offset(S::BLOCK_M, S::BLOCK_N, p.stages)) + consumer * kChunkFloats;
+#pragma unroll
+      for (int r = 0; r < S::WG_M; ++r) {
+        const int row0 = m0 + (consumer * S::WG_M + r) * 64;
+#pragma unroll
+        for (int c = 0; c < S::BLOCK_N / 32; ++c) {
+          // Register 4j + 2h + e of thread (warp, lane) is row 16 warp + lane / 4 + 8 h,
+          // column 8 j + 2 (lane % 4) + e of the 64 x BLOCK_N accumulator block.
+#pragma unroll
+          for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int j = 4 * c + jj;
+              float* dst = chunk + (warp * 16 + lane / 4 + 8 * h) * kChunkPitch + 8 * jj + 2 * (lane % 4);
+              *reinterpret_cast<float2*>(dst) = make_float2(acc[r][4 * j + 2 * h], acc[r][4 * j + 2 * h + 1]);
+            }
+          named_barrier(1 + consumer);
+          store_chunk(p, item.batch, row0, n0 + 32 * c, chunk, kChunkPitch, t);
+          named_barrier(1 + consumer);  // the chunk is free for the next one
+        }
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace omnigemm::detail::sm90

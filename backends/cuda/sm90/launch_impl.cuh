@@ -1,0 +1,59 @@
+// Instantiates gemm_tma_wgmma for one input-type pair over the shapes and layouts of launch.hpp.
+#pragma once
+#include <atomic>
+
+#include "gemm_tma_wgmma.cuh"
+#include "launch.hpp"
+
+namespace omnigemm::detail::sm90 {
+
+template <class S>
+cudaError_t launch_shape(const Launch& l) {
+  // Raise the dynamic shared-memory limit once per instantiation and device.
+  static std::atomic<unsigned long long> raised_on{0};
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  const unsigned long long bit = 1ull << (device & 63);
+  if (!(raised_on.load(std::memory_order_acquire) & bit)) {
+    const cudaError_t e =
+        cudaFuncSetAttribute(gemm_tma_wgmma<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.max_shared));
+    if (e != cudaSuccess) return e;
+    raised_on.fetch_or(bit, std::memory_order_acq_rel);
+  }
+  const size_t smem = S::shared_bytes(l.stages);
+  if (smem > l.max_shared) return cudaErrorInvalidValue;
+  KernelArgs args{};
+  args.m = l.m; args.n = l.n; args.k = l.k; args.batch = l.batch;
+  args.num_pid_m = (l.m + S::BLOCK_M - 1) / S::BLOCK_M;
+  args.num_pid_n = (l.n + S::BLOCK_N - 1) / S::BLOCK_N;
+  args.group_m = l.group_m;
+  args.k_tiles = (l.k + S::BLOCK_K - 1) / S::BLOCK_K;
+  args.stages = l.stages;
+  args.ep = l.ep;
+  gemm_tma_wgmma<S><<<l.grid, S::kThreads, smem, l.stream>>>(l.map_a, l.map_b, args);
+  return cudaGetLastError();
+}
+
+template <WgmmaType TA, WgmmaType TB, bool A_MN, bool B_MN>
+cudaError_t launch_layout(const Launch& l) {
+  if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN>>(l);
+  if (l.block_n == 128 && l.wg_m == 1) return launch_shape<Shape<128, 1, TA, TB, A_MN, B_MN>>(l);
+  if (l.block_n == 128 && l.wg_m == 2) return launch_shape<Shape<128, 2, TA, TB, A_MN, B_MN>>(l);
+  if (l.block_n == 64 && l.wg_m == 1) return launch_shape<Shape<64, 1, TA, TB, A_MN, B_MN>>(l);
+  return cudaErrorInvalidValue;
+}
+
+template <WgmmaType TA, WgmmaType TB>
+cudaError_t launch_types(const Launch& l) {
+  constexpr bool kSixteenBit = TA == WgmmaType::f16 || TA == WgmmaType::bf16;
+  if constexpr (kSixteenBit) {
+    if (l.a_mn_major && l.b_mn_major) return launch_layout<TA, TB, true, true>(l);
+    if (l.a_mn_major) return launch_layout<TA, TB, true, false>(l);
+    if (l.b_mn_major) return launch_layout<TA, TB, false, true>(l);
+  } else {
+    if (l.a_mn_major || l.b_mn_major) return cudaErrorInvalidValue;
+  }
+  return launch_layout<TA, TB, false, false>(l);
+}
+
+}  // namespace omnigemm::detail::sm90
