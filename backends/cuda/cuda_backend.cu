@@ -1,6 +1,8 @@
 // CUDA backend: kernel families behind one Backend, chosen by the config's variant (-x):
 //   -x0  generic SIMT kernel (generic_kernel.cuh): every dtype, layout and alignment, sm_80+;
-//   -x1  Hopper TMA + wgmma warp-specialised persistent kernel (sm90/), sm_90 devices.
+//   -x1  Hopper TMA + wgmma warp-specialised persistent kernel (sm90/), sm_90 devices, both
+//        consumer warpgroups on each tile ("cooperative");
+//   -x2  the same kernel with each consumer warpgroup on its own tiles ("ping-pong").
 // Tiles are visited in the grouped order of the shared scheduler (omnigemm/tile_schedule.h).
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -94,7 +96,7 @@ class CudaBackend final : public Backend {
   std::vector<Config> candidates(const Problem& p) const override {
     std::vector<Config> sm90, generic;
     for (const Config& c : config_table(OG_BACKEND_CUDA)) {
-      if (c.extra == kFamilySm90 && plan_sm90(p, c, nullptr, nullptr)) sm90.push_back(c);
+      if (is_sm90(c) && plan_sm90(p, c, nullptr, nullptr)) sm90.push_back(c);
       if (c.extra == kFamilyGeneric && runnable_generic(c, nullptr)) generic.push_back(c);
     }
     return sm90.empty() ? generic : sm90;
@@ -104,7 +106,7 @@ class CudaBackend final : public Backend {
     OG_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     std::string why;
-    if (cfg.extra == kFamilySm90) {
+    if (is_sm90(cfg)) {
       sm90::Launch l{};
       if (!plan_sm90(p, cfg, &l, &why))
         return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " (Hopper TMA/wgmma kernel) cannot run this problem: " + why);
@@ -119,7 +121,7 @@ class CudaBackend final : public Backend {
     if (cfg.extra != kFamilyGeneric || !runnable_generic(cfg, &why))
       return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " cannot run on the generic kernel: " +
                                                 (cfg.extra != kFamilyGeneric ? "unknown kernel variant -x" + std::to_string(cfg.extra) +
-                                                                                   " (0: generic, 1: Hopper TMA/wgmma)"
+                                                                                   " (0: generic, 1: Hopper TMA/wgmma, 2: Hopper ping-pong)"
                                                                              : why));
     cuda::GenericArgs k{};
     k.m = int(p.m); k.n = int(p.n); k.k = int(p.k);
@@ -182,7 +184,8 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  static constexpr int kFamilyGeneric = 0, kFamilySm90 = 1;
+  static constexpr int kFamilyGeneric = 0, kFamilySm90 = 1, kFamilySm90PingPong = 2;
+  static bool is_sm90(const Config& c) { return c.extra == kFamilySm90 || c.extra == kFamilySm90PingPong; }
 
   static cuda::OperandArgs operand_args(const Operand& o) {
     const char* base = o.present ? static_cast<const char*>(o.mem.ptr) + o.mem.offset : nullptr;
@@ -240,10 +243,12 @@ class CudaBackend final : public Backend {
     const bool sixteen = (ta == OG_DTYPE_F16 || ta == OG_DTYPE_BF16) && ta == tb;
     if (!fp8 && !sixteen) return fail("inputs must be f16 x f16, bf16 x bf16 or fp8 (e4m3/e5m2) x fp8");
     const int eb = sixteen ? 2 : 1;
+    const bool pingpong = c.extra == kFamilySm90PingPong;
     int wg_m = 0;
     for (const auto& shape : sm90::kShapes)
-      if (c.block_n == shape[0] && c.block_m == 128 * shape[1]) wg_m = shape[1];
-    if (!wg_m) return fail("tiles must be 128x256, 128x128 or 256x128");
+      if (c.block_n == shape[0] && bool(shape[2]) == pingpong && c.block_m == (pingpong ? 64 : 128) * shape[1]) wg_m = shape[1];
+    if (!wg_m)
+      return fail(pingpong ? "ping-pong tiles must be 64x256 or 128x128" : "tiles must be 128x256, 256x128, 128x128 or 128x64");
     if (c.block_k * eb != 128) return fail("BLOCK_K must be 128 bytes of K (" + std::to_string(128 / eb) + " elements)");
     if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
     if (c.split_k != 1) return fail("split-K is not implemented for this kernel");
@@ -266,6 +271,7 @@ class CudaBackend final : public Backend {
 
     l->m = int(p.m); l->n = int(p.n); l->k = int(p.k); l->batch = int(p.batch);
     l->group_m = c.group_m; l->stages = c.stages; l->block_n = c.block_n; l->wg_m = wg_m;
+    l->pingpong = pingpong;
     l->a_mn_major = a_mn; l->b_mn_major = b_mn;
     l->max_shared = size_t(info_.limits.max_shared_bytes);
     l->ep = epilogue_args(p);

@@ -56,7 +56,7 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
   }
   int ran = 0, expected = 0;
   for (const auto& cfg : detail::config_table(OG_BACKEND_CUDA)) {
-    if (cfg.extra != 1) continue;
+    if (cfg.extra != 1 && cfg.extra != 2) continue;
     const bool fp8 = cfg.block_k == 128;
     expected += 3 * (fp8 ? 4 : 2 * 4);
     struct Inputs { Dtype a, b; };
@@ -86,6 +86,17 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
           run_case(*ctx, c);
           ++ran;
         }
+    // Several work items per persistent program (and per ping-pong consumer), across 2 batches:
+    // about 600 tiles of 64x256 for 132 SMs.
+    Case many{2050, 2100, 72, 2};
+    many.config = cfg.to_string();
+    many.tma_aligned = many.d_aligned = true;
+    many.a = inputs[0].a;
+    many.b = inputs[0].b;
+    many.d = Dtype::f16;
+    many.tb = fp8;
+    many.epi.bias_mode = BiasMode::per_n;
+    run_case(*ctx, many);
   }
   CHECK(ran == expected);
   CHECK(ran >= 3 * (2 * 4 + 4) * 3);

@@ -4,8 +4,8 @@
 //   - producer (warpgroup 0, one thread): for each work item and K-tile, waits for a free stage
 //     and issues the TMA copies of the A and B tiles into it;
 //   - mainloop (warpgroups 1 and 2, "consumers"): each owns 64 * WG_M rows of the BLOCK_M x
-//     BLOCK_N tile, waits for a full stage, issues BLOCK_K / K_STEP wgmmas per 64-row block and
-//     releases the stage once they retired;
+//     BLOCK_N tile (cooperative) or every other tile (ping-pong), waits for a full stage, issues
+//     BLOCK_K / K_STEP wgmmas per 64-row block and releases the stage once they retired;
 //   - epilogue: the accumulators go through a small per-consumer shared-memory chunk to
 //     coalesced stores with the shared fused epilogue, while the producer already fills the
 //     ring with the next tile's operands.
@@ -37,13 +37,17 @@ struct KernelArgs {
   cuda::EpilogueArgs ep;
 };
 
-template <int BLOCK_N_, int WG_M_, WgmmaType TA_, WgmmaType TB_, bool A_MN_MAJOR_, bool B_MN_MAJOR_>
+// PINGPONG: each consumer owns whole tiles (alternate work items), so one consumer's epilogue
+// runs while the other's mainloop keeps the tensor cores busy; otherwise both consumers split
+// every tile ("cooperative") and their epilogues leave the tensor cores idle.
+template <int BLOCK_N_, int WG_M_, WgmmaType TA_, WgmmaType TB_, bool A_MN_MAJOR_, bool B_MN_MAJOR_, bool PINGPONG_>
 struct Shape {
   static constexpr int BLOCK_N = BLOCK_N_, WG_M = WG_M_;
   static constexpr WgmmaType TA = TA_, TB = TB_;
-  static constexpr bool A_MN_MAJOR = A_MN_MAJOR_, B_MN_MAJOR = B_MN_MAJOR_;
+  static constexpr bool A_MN_MAJOR = A_MN_MAJOR_, B_MN_MAJOR = B_MN_MAJOR_, PINGPONG = PINGPONG_;
   static constexpr int kThreads = 128 * (1 + sm90::kConsumers);
-  static constexpr int BLOCK_M = 64 * WG_M * sm90::kConsumers;
+  static constexpr int kTileConsumers = PINGPONG ? 1 : sm90::kConsumers;  // consumers sharing a tile
+  static constexpr int BLOCK_M = 64 * WG_M * kTileConsumers;
   static constexpr bool kSixteenBit = TA == WgmmaType::f16 || TA == WgmmaType::bf16;
   static constexpr int kElemBytes = kSixteenBit ? 2 : 1;
   static constexpr int BLOCK_K = 128 / kElemBytes;
@@ -149,14 +153,20 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + ring_bytes(S::BLOCK_M, S::BLOCK_N, p.stages));
   uint64_t* empty = full + p.stages;
+  // Ping-pong: turn[c] completes a phase when the other consumer has waited on every stage of
+  // its previous work item, so consumer c's waits on the ring are never more than one phase
+  // ahead of the barrier (parity waits cannot tell phase n from phase n + 2).
+  uint64_t* turn = empty + p.stages;
   const int warpgroup = int(threadIdx.x) / 128;
   const int total_work = og_work_count(p.num_pid_m, p.num_pid_n, 1, p.batch);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < p.stages; ++s) {
       mbar_init(&full[s], 1);                          // the producer's expect_tx arrival
-      mbar_init(&empty[s], 4 * sm90::kConsumers);         // one arrival per consumer warp
+      mbar_init(&empty[s], 4 * S::kTileConsumers);  // one arrival per warp consuming the stage
     }
+    mbar_init(&turn[0], 1);
+    mbar_init(&turn[1], 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
@@ -200,10 +210,20 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     const int consumer = warpgroup - 1;
     const int t = int(threadIdx.x) % 128, warp = t / 32, lane = t % 32;
     float acc[S::WG_M][S::BLOCK_N / 2];
-    int stage = 0;
-    unsigned phase = 0;
-    for (int w = og_persistent_first(int(blockIdx.x)); w < total_work; w = og_persistent_next(w, int(gridDim.x))) {
+    // The producer fills the ring with every work item's K-tiles in order, so the K-tiles of
+    // this program's j-th item start at ring position j * k_tiles.
+    int j = 0;
+    unsigned turn_phase = 0;
+    for (int w = og_persistent_first(int(blockIdx.x)); w < total_work; w = og_persistent_next(w, int(gridDim.x)), ++j) {
+      if (S::PINGPONG && (j & 1) != consumer) continue;  // the other consumer's item
+      if (S::PINGPONG && j > 0) {
+        mbar_wait(&turn[consumer], turn_phase);
+        turn_phase ^= 1u;
+      }
       const OgWork item = og_work_item(w, p.num_pid_m, p.num_pid_n, p.group_m, 1);
+      const long long ring_pos = (long long)j * p.k_tiles;
+      int stage = int(ring_pos % p.stages);
+      unsigned phase = unsigned(ring_pos / p.stages) & 1u;
 #pragma unroll
       for (int r = 0; r < S::WG_M; ++r)
 #pragma unroll
@@ -223,7 +243,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
                                                 : smem_desc(b_tile + kk * 32, 16, 1024);
 #pragma unroll
           for (int r = 0; r < S::WG_M; ++r) {
-            const int block64 = consumer * S::WG_M + r;  // which 64-row block of the tile
+            const int block64 = (S::PINGPONG ? 0 : consumer * S::WG_M) + r;  // which 64-row block of the tile
             const uint64_t desc_a = S::A_MN_MAJOR
                                         ? smem_desc(a_tile + block64 * S::BLOCK_K * 128 + kk * 16 * 128, S::BLOCK_K * 128, 1024)
                                         : smem_desc(a_tile + block64 * 64 * 128 + kk * 32, 16, 1024);
@@ -239,6 +259,11 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         previous = stage;
         if (++stage == p.stages) { stage = 0; phase ^= 1u; }
       }
+      // Every thread of this consumer has waited on all of the item's stages: its turn is over.
+      if (S::PINGPONG) {
+        named_barrier(1 + consumer);
+        if (t == 0) mbar_arrive(&turn[consumer ^ 1]);
+      }
       wgmma_wait<0>();
 #pragma unroll
       for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
@@ -251,7 +276,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       float* chunk = reinterpret_cast<float*>(smem + staging_offset(S::BLOCK_M, S::BLOCK_N, p.stages)) + consumer * kChunkFloats;
 #pragma unroll
       for (int r = 0; r < S::WG_M; ++r) {
-        const int row0 = m0 + (consumer * S::WG_M + r) * 64;
+        const int row0 = m0 + ((S::PINGPONG ? 0 : consumer * S::WG_M) + r) * 64;
 #pragma unroll
         for (int c = 0; c < S::BLOCK_N / 32; ++c) {
           // Register 4j + 2h + e of thread (warp, lane) is row 16 warp + lane / 4 + 8 h,
@@ -260,9 +285,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           for (int jj = 0; jj < 4; ++jj)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              const int j = 4 * c + jj;
+              const int q = 4 * (4 * c + jj) + 2 * h;
               float* dst = chunk + (warp * 16 + lane / 4 + 8 * h) * kChunkPitch + 8 * jj + 2 * (lane % 4);
-              *reinterpret_cast<float2*>(dst) = make_float2(acc[r][4 * j + 2 * h], acc[r][4 * j + 2 * h + 1]);
+              *reinterpret_cast<float2*>(dst) = make_float2(acc[r][q], acc[r][q + 1]);
             }
           named_barrier(1 + consumer);
           store_chunk(p, item.batch, row0, n0 + 32 * c, chunk, kChunkPitch, t);

@@ -14,7 +14,8 @@ struct KernelArgs;  // gemm_tma_wgmma.cuh
 struct Launch {
   CUtensorMap map_a, map_b;
   int m, n, k, batch, group_m, stages;
-  int block_n, wg_m;            // tile: (128 * wg_m) x block_n
+  int block_n, wg_m;            // tile: (128 * wg_m) x block_n, or (64 * wg_m) x block_n in ping-pong
+  bool pingpong;                // each consumer warpgroup owns whole tiles
   bool a_mn_major, b_mn_major;  // operand layout in global (and shared) memory
   int grid;                     // persistent programs
   size_t max_shared;            // the device's opt-in shared memory per block
@@ -27,11 +28,11 @@ cudaError_t launch_f16(const Launch& l);
 cudaError_t launch_bf16(const Launch& l);
 cudaError_t launch_fp8(const Launch& l, bool a_e5m2, bool b_e5m2);
 
-// The shapes instantiated: (block_n, wg_m).
-constexpr int kShapes[][2] = {{256, 1}, {128, 1}, {128, 2}, {64, 1}};
+// The shapes instantiated: (block_n, wg_m, ping-pong).
+constexpr int kShapes[][3] = {{256, 1, 0}, {128, 1, 0}, {128, 2, 0}, {64, 1, 0}, {256, 1, 1}, {128, 2, 1}};
 
 // Shared memory: a ring of `stages` (A, B) tiles of 128-byte rows, a full and an empty mbarrier
-// per stage, and per consumer warpgroup one 64 x 32 f32 epilogue chunk whose rows are padded by
+// per stage, two ping-pong turn mbarriers, and per consumer warpgroup one 64 x 32 f32 epilogue chunk whose rows are padded by
 // 8 floats (so that the register-layout writes and the row-wise reads hit each bank once per
 // wavefront); plus 1 KiB to align the ring to the 128-byte swizzle's 1024-byte period.
 constexpr int kConsumers = 2;
@@ -39,8 +40,9 @@ constexpr int kChunkPitch = 40, kChunkFloats = 64 * kChunkPitch;
 __host__ __device__ constexpr size_t ring_bytes(int block_m, int block_n, int stages) {
   return size_t(stages) * size_t(block_m + block_n) * 128;
 }
+// After the ring: full[stages], empty[stages], turn[2] mbarriers (8 bytes each), 16-byte aligned.
 __host__ __device__ constexpr size_t staging_offset(int block_m, int block_n, int stages) {
-  return ring_bytes(block_m, block_n, stages) + size_t(stages) * 16;
+  return ring_bytes(block_m, block_n, stages) + size_t(stages) * 16 + 16;
 }
 __host__ __device__ constexpr size_t shared_bytes(int block_m, int block_n, int stages) {
   return 1024 + staging_offset(block_m, block_n, stages) + size_t(kConsumers) * kChunkFloats * sizeof(float);

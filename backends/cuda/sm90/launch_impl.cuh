@@ -36,10 +36,15 @@ cudaError_t launch_shape(const Launch& l) {
 
 template <WgmmaType TA, WgmmaType TB, bool A_MN, bool B_MN>
 cudaError_t launch_layout(const Launch& l) {
-  if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN>>(l);
-  if (l.block_n == 128 && l.wg_m == 1) return launch_shape<Shape<128, 1, TA, TB, A_MN, B_MN>>(l);
-  if (l.block_n == 128 && l.wg_m == 2) return launch_shape<Shape<128, 2, TA, TB, A_MN, B_MN>>(l);
-  if (l.block_n == 64 && l.wg_m == 1) return launch_shape<Shape<64, 1, TA, TB, A_MN, B_MN>>(l);
+  if (l.pingpong) {
+    if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN, true>>(l);
+    if (l.block_n == 128 && l.wg_m == 2) return launch_shape<Shape<128, 2, TA, TB, A_MN, B_MN, true>>(l);
+    return cudaErrorInvalidValue;
+  }
+  if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN, false>>(l);
+  if (l.block_n == 128 && l.wg_m == 1) return launch_shape<Shape<128, 1, TA, TB, A_MN, B_MN, false>>(l);
+  if (l.block_n == 128 && l.wg_m == 2) return launch_shape<Shape<128, 2, TA, TB, A_MN, B_MN, false>>(l);
+  if (l.block_n == 64 && l.wg_m == 1) return launch_shape<Shape<64, 1, TA, TB, A_MN, B_MN, false>>(l);
   return cudaErrorInvalidValue;
 }
 
