@@ -2,7 +2,8 @@
 //   -x0  generic SIMT kernel (generic_kernel.cuh): every dtype, layout and alignment, sm_80+;
 //   -x1  Hopper TMA + wgmma warp-specialised persistent kernel (sm90/), sm_90 devices, both
 //        consumer warpgroups on each tile ("cooperative");
-//   -x2  the same kernel with each consumer warpgroup on its own tiles ("ping-pong").
+//   -x2  the same kernel with each consumer warpgroup on its own tiles ("ping-pong");
+//   -x3  cooperative, in clusters of two programs that multicast the shared B tile.
 // Tiles are visited in the grouped order of the shared scheduler (omnigemm/tile_schedule.h).
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -184,8 +185,10 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  static constexpr int kFamilyGeneric = 0, kFamilySm90 = 1, kFamilySm90PingPong = 2;
-  static bool is_sm90(const Config& c) { return c.extra == kFamilySm90 || c.extra == kFamilySm90PingPong; }
+  static constexpr int kFamilyGeneric = 0, kFamilySm90 = 1, kFamilySm90PingPong = 2, kFamilySm90Multicast = 3;
+  static bool is_sm90(const Config& c) {
+    return c.extra == kFamilySm90 || c.extra == kFamilySm90PingPong || c.extra == kFamilySm90Multicast;
+  }
 
   static cuda::OperandArgs operand_args(const Operand& o) {
     const char* base = o.present ? static_cast<const char*>(o.mem.ptr) + o.mem.offset : nullptr;
@@ -244,11 +247,16 @@ class CudaBackend final : public Backend {
     if (!fp8 && !sixteen) return fail("inputs must be f16 x f16, bf16 x bf16 or fp8 (e4m3/e5m2) x fp8");
     const int eb = sixteen ? 2 : 1;
     const bool pingpong = c.extra == kFamilySm90PingPong;
+    const int cluster_m = c.extra == kFamilySm90Multicast ? 2 : 1;
     int wg_m = 0;
     for (const auto& shape : sm90::kShapes)
-      if (c.block_n == shape[0] && bool(shape[2]) == pingpong && c.block_m == (pingpong ? 64 : 128) * shape[1]) wg_m = shape[1];
+      if (c.block_n == shape[0] && bool(shape[2]) == pingpong && shape[3] == cluster_m &&
+          c.block_m == (pingpong ? 64 : 128) * shape[1])
+        wg_m = shape[1];
     if (!wg_m)
-      return fail(pingpong ? "ping-pong tiles must be 64x256 or 128x128" : "tiles must be 128x256, 256x128, 128x128 or 128x64");
+      return fail(pingpong         ? "ping-pong tiles must be 64x256 or 128x128"
+                  : cluster_m > 1 ? "multicast tiles must be 128x256"
+                                  : "tiles must be 128x256, 256x128, 128x128 or 128x64");
     if (c.block_k * eb != 128) return fail("BLOCK_K must be 128 bytes of K (" + std::to_string(128 / eb) + " elements)");
     if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
     if (c.split_k != 1) return fail("split-K is not implemented for this kernel");
@@ -272,6 +280,7 @@ class CudaBackend final : public Backend {
     l->m = int(p.m); l->n = int(p.n); l->k = int(p.k); l->batch = int(p.batch);
     l->group_m = c.group_m; l->stages = c.stages; l->block_n = c.block_n; l->wg_m = wg_m;
     l->pingpong = pingpong;
+    l->cluster_m = cluster_m;
     l->a_mn_major = a_mn; l->b_mn_major = b_mn;
     l->max_shared = size_t(info_.limits.max_shared_bytes);
     l->ep = epilogue_args(p);
@@ -286,7 +295,7 @@ class CudaBackend final : public Backend {
       return false;
     if (!encode_operand(l->map_b, p.b, eb, b_k_major ? p.k : p.n, b_k_major ? p.n : p.k,
                         b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, b_k_major ? block_k : 64,
-                        b_k_major ? c.block_n : block_k, why))
+                        b_k_major ? c.block_n / cluster_m : block_k, why))
       return false;
     return true;
   }

@@ -56,7 +56,7 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
   }
   int ran = 0, expected = 0;
   for (const auto& cfg : detail::config_table(OG_BACKEND_CUDA)) {
-    if (cfg.extra != 1 && cfg.extra != 2) continue;
+    if (cfg.extra < 1 || cfg.extra > 3) continue;
     const bool fp8 = cfg.block_k == 128;
     expected += 3 * (fp8 ? 4 : 2 * 4);
     struct Inputs { Dtype a, b; };
@@ -100,6 +100,28 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
   }
   CHECK(ran == expected);
   CHECK(ran >= 3 * (2 * 4 + 4) * 3);
+}
+
+TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
+  // Small enough for compute-sanitizer (memcheck, racecheck) to finish quickly; several work
+  // items per program so that ring wrap-around, ping-pong turns and cluster multicast all run.
+  auto ctx = cuda_context("sanitizer subset");
+  if (!ctx) return;
+  const auto& device = detail::context_backend(ctx->c_handle()).device();
+  if (device.driver.find("sm_90") == std::string::npos) {
+    MESSAGE("SKIPPED cuda: sanitizer subset: " << device.name << " is not an sm_90 device");
+    return;
+  }
+  for (const char* config : {"128x256x64-g8-s4-w12-x1", "64x256x64-g8-s5-w12-x2", "128x256x64-g8-s4-w12-x3"}) {
+    Case c{515, 300, 200, 2};
+    c.config = config;
+    c.tma_aligned = c.d_aligned = true;
+    c.a = c.b = Dtype::f16;
+    c.d = Dtype::f16;
+    c.epi.bias_mode = BiasMode::per_m;
+    c.epi.act = Activation::relu;
+    run_case(*ctx, c);
+  }
 }
 
 TEST_CASE("cuda: SEEDS.md fp8 case (A e5m2, B pre-transposed e5m2, f16 out) and 512^3 f16") {

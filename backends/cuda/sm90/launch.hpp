@@ -16,6 +16,7 @@ struct Launch {
   int m, n, k, batch, group_m, stages;
   int block_n, wg_m;            // tile: (128 * wg_m) x block_n, or (64 * wg_m) x block_n in ping-pong
   bool pingpong;                // each consumer warpgroup owns whole tiles
+  int cluster_m;                // 2: clusters of two programs share (multicast) the B tile
   bool a_mn_major, b_mn_major;  // operand layout in global (and shared) memory
   int grid;                     // persistent programs
   size_t max_shared;            // the device's opt-in shared memory per block
@@ -28,8 +29,9 @@ cudaError_t launch_f16(const Launch& l);
 cudaError_t launch_bf16(const Launch& l);
 cudaError_t launch_fp8(const Launch& l, bool a_e5m2, bool b_e5m2);
 
-// The shapes instantiated: (block_n, wg_m, ping-pong).
-constexpr int kShapes[][3] = {{256, 1, 0}, {128, 1, 0}, {128, 2, 0}, {64, 1, 0}, {256, 1, 1}, {128, 2, 1}};
+// The shapes instantiated: (block_n, wg_m, ping-pong, cluster_m).
+constexpr int kShapes[][4] = {{256, 1, 0, 1}, {128, 1, 0, 1}, {128, 2, 0, 1}, {64, 1, 0, 1},
+                              {256, 1, 1, 1}, {128, 2, 1, 1}, {256, 1, 0, 2}};
 
 // Shared memory: a ring of `stages` (A, B) tiles of 128-byte rows, a full and an empty mbarrier
 // per stage, two ping-pong turn mbarriers, and per consumer warpgroup one 64 x 32 f32 epilogue chunk whose rows are padded by

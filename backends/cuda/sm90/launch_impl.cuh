@@ -1,5 +1,6 @@
 // Instantiates gemm_tma_wgmma for one input-type pair over the shapes and layouts of launch.hpp.
 #pragma once
+#include <algorithm>
 #include <atomic>
 
 #include "gemm_tma_wgmma.cuh"
@@ -30,12 +31,41 @@ cudaError_t launch_shape(const Launch& l) {
   args.k_tiles = (l.k + S::BLOCK_K - 1) / S::BLOCK_K;
   args.stages = l.stages;
   args.ep = l.ep;
-  gemm_tma_wgmma<S><<<l.grid, S::kThreads, smem, l.stream>>>(l.map_a, l.map_b, args);
-  return cudaGetLastError();
+  if constexpr (S::CLUSTER_M == 1) {
+    gemm_tma_wgmma<S><<<l.grid, S::kThreads, smem, l.stream>>>(l.map_a, l.map_b, args);
+    return cudaGetLastError();
+  } else {
+    cudaLaunchConfig_t config{};
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = S::CLUSTER_M;
+    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+    config.blockDim = dim3(S::kThreads);
+    config.dynamicSmemBytes = smem;
+    config.stream = l.stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    // As many clusters as fit at once (an SM count that is odd within a GPC leaves SMs out).
+    static std::atomic<int> max_clusters{0};
+    if (max_clusters.load(std::memory_order_relaxed) == 0) {
+      config.gridDim = dim3(unsigned(S::CLUSTER_M * 64));
+      int n = 0;
+      if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, gemm_tma_wgmma<S>, &config); e != cudaSuccess) return e;
+      if (n <= 0) return cudaErrorInvalidConfiguration;
+      max_clusters.store(n, std::memory_order_relaxed);
+    }
+    const long long groups = (long long)((args.num_pid_m + S::CLUSTER_M - 1) / S::CLUSTER_M) * args.num_pid_n * args.batch;
+    config.gridDim = dim3(unsigned(S::CLUSTER_M * std::min<long long>(groups, max_clusters.load(std::memory_order_relaxed))));
+    return cudaLaunchKernelEx(&config, gemm_tma_wgmma<S>, l.map_a, l.map_b, args);
+  }
 }
 
 template <WgmmaType TA, WgmmaType TB, bool A_MN, bool B_MN>
 cudaError_t launch_layout(const Launch& l) {
+  if (l.cluster_m == 2) {
+    if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN, false, 2>>(l);
+    return cudaErrorInvalidValue;
+  }
   if (l.pingpong) {
     if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN, true>>(l);
     if (l.block_n == 128 && l.wg_m == 2) return launch_shape<Shape<128, 2, TA, TB, A_MN, B_MN, true>>(l);
