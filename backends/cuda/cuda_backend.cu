@@ -122,7 +122,7 @@ class CudaBackend final : public Backend {
     if (cfg.extra != kFamilyGeneric || !runnable_generic(cfg, &why))
       return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " cannot run on the generic kernel: " +
                                                 (cfg.extra != kFamilyGeneric ? "unknown kernel variant -x" + std::to_string(cfg.extra) +
-                                                                                   " (0: generic, 1: Hopper TMA/wgmma, 2: Hopper ping-pong)"
+                                                                                   " (0: generic, 1: Hopper TMA/wgmma, 2: Hopper ping-pong, 3: Hopper with B multicast)"
                                                                              : why));
     cuda::GenericArgs k{};
     k.m = int(p.m); k.n = int(p.n); k.k = int(p.k);
