@@ -58,21 +58,24 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
   for (const auto& cfg : detail::config_table(OG_BACKEND_CUDA)) {
     if (cfg.extra < 1 || cfg.extra > 3) continue;
     const bool fp8 = cfg.block_k == 128;
-    expected += 3 * (fp8 ? 4 : 2 * 4);
+    expected += 4 * (fp8 ? 4 : 2 * 4);
     struct Inputs { Dtype a, b; };
     const std::vector<Inputs> inputs = fp8 ? std::vector<Inputs>{{Dtype::fp8_e4m3, Dtype::fp8_e4m3}, {Dtype::fp8_e4m3, Dtype::fp8_e5m2},
                                                                  {Dtype::fp8_e5m2, Dtype::fp8_e4m3}, {Dtype::fp8_e5m2, Dtype::fp8_e5m2}}
                                            : std::vector<Inputs>{{Dtype::f16, Dtype::f16}, {Dtype::bf16, Dtype::bf16}};
     for (const Inputs& in : inputs)
       for (int layout = 0; layout < (fp8 ? 1 : 4); ++layout)
-        for (int i = 0; i < 3; ++i) {
-          // M: one row, a tile minus one, a tile plus one; N: a masked column tail; K: a partial
-          // last K tile; a second batch, C, bias and an activation on some of them.
-          const int64_t m = i == 0 ? 1 : i == 1 ? cfg.block_m - 1 : cfg.block_m + 1;
-          Case c{m, cfg.block_n + 3, 2 * int64_t(cfg.block_k) + 1 + 8 * i, i == 1 ? 2 : 1};
+        for (int i = 0; i < 4; ++i) {
+          // M: one row, a tile minus one, a tile plus one, two tiles and a bit; N: a masked
+          // column tail (not a whole 8-column vector); K: a partial last K tile; a second batch,
+          // C, bias and an activation on some of them. The epilogue's ways out: i == 0 and 2
+          // generic (C or f32 unaligned D), i == 1 vector (aligned D rows, bias, activation),
+          // i == 3 packed (aligned 16-bit D, plain alpha * AB).
+          const int64_t m = i == 0 ? 1 : i == 1 ? cfg.block_m - 1 : i == 2 ? cfg.block_m + 1 : 2 * cfg.block_m + 5;
+          Case c{m, cfg.block_n + 3, 2 * int64_t(cfg.block_k) + 1 + 8 * i, i % 2 ? 2 : 1};
           c.config = cfg.to_string();
           c.tma_aligned = true;
-          c.d_aligned = i == 1;  // no C there: full chunks take the vector-store epilogue
+          c.d_aligned = i % 2 == 1;
           c.a = in.a;
           c.b = in.b;
           c.d = i == 0 ? Dtype::f32 : i == 1 ? Dtype::f16 : Dtype::bf16;
@@ -81,7 +84,7 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
           c.tb = fp8 || (layout & 2);
           c.epi.alpha = 0.75f;
           c.epi.beta = i == 2 ? -0.5f : 0.0f;
-          c.epi.bias_mode = BiasMode(i % 3);
+          c.epi.bias_mode = BiasMode(i % 3);  // i == 3: none
           c.epi.act = i == 1 ? Activation::silu : Activation::none;
           run_case(*ctx, c);
           ++ran;
@@ -99,7 +102,7 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
     run_case(*ctx, many);
   }
   CHECK(ran == expected);
-  CHECK(ran >= 3 * (2 * 4 + 4) * 3);
+  CHECK(ran >= 4 * (2 * 4 + 4) * 3);
 }
 
 TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
@@ -112,7 +115,7 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
     MESSAGE("SKIPPED cuda: sanitizer subset: " << device.name << " is not an sm_90 device");
     return;
   }
-  for (const char* config : {"128x256x64-g8-s4-w12-x1", "64x256x64-g8-s5-w12-x2", "128x256x64-g8-s4-w12-x3"}) {
+  for (const char* config : {"128x256x64-g8-s4-w12-x1", "64x256x64-g8-s4-w12-x2", "128x256x64-g8-s4-w12-x3"}) {
     Case c{515, 300, 200, 2};
     c.config = config;
     c.tma_aligned = c.d_aligned = true;
@@ -120,6 +123,11 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
     c.d = Dtype::f16;
     c.epi.bias_mode = BiasMode::per_m;
     c.epi.act = Activation::relu;
+    run_case(*ctx, c);
+    c.epi.bias_mode = BiasMode::none;  // the packed 16-bit epilogue, with a partial last vector
+    c.epi.act = Activation::none;
+    c.n = 301;
+    c.d = Dtype::bf16;
     run_case(*ctx, c);
   }
 }

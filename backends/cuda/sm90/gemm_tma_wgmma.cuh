@@ -19,15 +19,13 @@
 #include <cstdint>
 
 #include "../epilogue.cuh"
+#include "device_arch.cuh"
 #include "launch.hpp"
 #include "omnigemm/tile_schedule.h"
+#include "tile_epilogue.cuh"
 #include "wgmma_ops.cuh"
 
 namespace omnigemm::detail::sm90 {
-
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define OG_SM90A_DEVICE 1  // this compilation pass may use wgmma / setmaxnreg
-#endif
 
 struct KernelArgs {
   int m, n, k;
@@ -147,35 +145,6 @@ __device__ __forceinline__ void fence_registers(float (&r)[N]) {
 }
 #endif
 
-#ifdef OG_SM90A_DEVICE
-// Writes the 64 x 32 outputs whose accumulators sit in `chunk` (row pitch `pitch` floats)
-// through the fused epilogue. A chunk fully inside D without C and with vector-aligned rows
-// leaves as 8 threads x 4 outputs per row (one vector store each); any other chunk as 16
-// threads x 2 outputs with per-pair bounds and alignment checks. Not inlined: one copy serves
-// every chunk of every kernel in the translation unit. The arguments are copied into locals
-// first: read through the reference, every output store (a generic pointer) could alias them
-// and the compiler would reload them from local memory per element.
-static __device__ __noinline__ void store_chunk(const KernelArgs& args, int batch, int row0, int col0, const float* chunk,
-                                                int pitch, int thread) {
-  const cuda::EpilogueArgs e = args.ep;
-  const int m = args.m, n = args.n;
-  if (e.d_vector_rows && row0 + 64 <= m && col0 + 32 <= n) {
-#pragma unroll 1
-    for (int i = thread; i < 64 * 8; i += 128) {
-      const int r = i / 8, c = 4 * (i % 8);
-      cuda::epilogue_store_quad(e, batch, row0 + r, col0 + c, *reinterpret_cast<const float4*>(chunk + r * pitch + c));
-    }
-    return;
-  }
-#pragma unroll 1
-  for (int i = thread; i < 64 * 16; i += 128) {
-    const int r = i / 16, c = 2 * (i % 16);
-    const float2 v = *reinterpret_cast<const float2*>(chunk + r * pitch + c);
-    cuda::epilogue_store_pair(e, batch, m, n, row0 + r, col0 + c, v.x, v.y);
-  }
-}
-#endif
-
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, 1)
     gemm_tma_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, KernelArgs p) {
@@ -183,7 +152,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // The 128-byte swizzle repeats every 1024 bytes; TMA and wgmma agree only on aligned tiles.
   unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + ring_bytes(S::BLOCK_M, S::BLOCK_N, p.stages));
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + barrier_offset(S::BLOCK_M, S::BLOCK_N, p.stages));
   uint64_t* empty = full + p.stages;
   // Ping-pong: turn[c] completes a phase when the other consumer has waited on every stage of
   // its previous work item, so consumer c's waits on the ring are never more than one phase
@@ -257,7 +226,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     // ---- consumers: mainloop + epilogue -----------------------------------------------------
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
     const int consumer = warpgroup - 1;
-    const int t = int(threadIdx.x) % 128, warp = t / 32, lane = t % 32;
+    const int t = int(threadIdx.x) % 128, lane = t % 32;
     float acc[S::WG_M][S::BLOCK_N / 2];
     // A consumed stage is released in every program that multicast into it.
     auto release = [&](uint64_t* bar) {
@@ -267,7 +236,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     // The producer fills the ring with every work item's K-tiles in order, so the K-tiles of
     // this program's j-th item start at ring position j * k_tiles.
     int j = 0;
-    unsigned turn_phase = 0;
+    unsigned turn_phase = 0, chunk_sequence = 0;
     for (int w = og_persistent_first(cluster); w < total_work; w = og_persistent_next(w, clusters), ++j) {
       if (S::PINGPONG && (j & 1) != consumer) continue;  // the other consumer's item
       if (S::PINGPONG && j > 0) {
@@ -323,32 +292,11 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
       if (previous >= 0 && lane == 0) release(&empty[previous]);
 
-      // Epilogue through shared memory, one 64 x 32 chunk at a time: the registers go to this
-      // consumer's staging buffer in wgmma's layout, then each row's 32 outputs leave as one
-      // coalesced run (and the fused epilogue code exists once, not once per register).
       // A tile of a cluster's group beyond M (odd tile count) computes zeros and stores nothing.
       const int m0 = (item.pid_m * S::CLUSTER_M + rank) * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
-      float* chunk = reinterpret_cast<float*>(smem + staging_offset(S::BLOCK_M, S::BLOCK_N, p.stages)) + consumer * kChunkFloats;
-#pragma unroll
-      for (int r = 0; r < S::WG_M; ++r) {
-        const int row0 = m0 + ((S::PINGPONG ? 0 : consumer * S::WG_M) + r) * 64;
-#pragma unroll
-        for (int c = 0; c < S::BLOCK_N / 32; ++c) {
-          // Register 4j + 2h + e of thread (warp, lane) is row 16 warp + lane / 4 + 8 h,
-          // column 8 j + 2 (lane % 4) + e of the 64 x BLOCK_N accumulator block.
-#pragma unroll
-          for (int jj = 0; jj < 4; ++jj)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int q = 4 * (4 * c + jj) + 2 * h;
-              float* dst = chunk + (warp * 16 + lane / 4 + 8 * h) * kChunkPitch + 8 * jj + 2 * (lane % 4);
-              *reinterpret_cast<float2*>(dst) = make_float2(acc[r][q], acc[r][q + 1]);
-            }
-          named_barrier(1 + consumer);
-          store_chunk(p, item.batch, row0, n0 + 32 * c, chunk, kChunkPitch, t);
-          named_barrier(1 + consumer);  // the chunk is free for the next one
-        }
-      }
+      store_tile<S::WG_M, S::BLOCK_N>(acc, p.ep, item.batch, p.m, p.n, m0 + (S::PINGPONG ? 0 : consumer * S::WG_M) * 64, n0,
+                                      smem + staging_offset(S::BLOCK_M, S::BLOCK_N, p.stages) + consumer * 2 * kChunkBytes,
+                                      consumer, t, chunk_sequence);
     }
   }
   // No program may leave while its peer can still multicast into it or arrive on its barriers.

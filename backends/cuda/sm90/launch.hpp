@@ -33,21 +33,23 @@ cudaError_t launch_fp8(const Launch& l, bool a_e5m2, bool b_e5m2);
 constexpr int kShapes[][4] = {{256, 1, 0, 1}, {128, 1, 0, 1}, {128, 2, 0, 1}, {64, 1, 0, 1},
                               {256, 1, 1, 1}, {128, 2, 1, 1}, {256, 1, 0, 2}};
 
-// Shared memory: a ring of `stages` (A, B) tiles of 128-byte rows, a full and an empty mbarrier
-// per stage, two ping-pong turn mbarriers, and per consumer warpgroup one 64 x 32 f32 epilogue chunk whose rows are padded by
-// 8 floats (so that the register-layout writes and the row-wise reads hit each bank once per
-// wavefront); plus 1 KiB to align the ring to the 128-byte swizzle's 1024-byte period.
+// Shared memory, 1024-byte aligned (the 128-byte swizzle's period): a ring of `stages` (A, B)
+// tiles of 128-byte rows; per consumer warpgroup two 64 x 128-byte epilogue chunks (double
+// buffered, tile_epilogue.cuh); then a full and an empty mbarrier per stage and two ping-pong
+// turn mbarriers. Plus 1 KiB of slack to align the dynamic shared memory.
 constexpr int kConsumers = 2;
-constexpr int kChunkPitch = 40, kChunkFloats = 64 * kChunkPitch;
+constexpr int kChunkBytes = 64 * 128;
 __host__ __device__ constexpr size_t ring_bytes(int block_m, int block_n, int stages) {
   return size_t(stages) * size_t(block_m + block_n) * 128;
 }
-// After the ring: full[stages], empty[stages], turn[2] mbarriers (8 bytes each), 16-byte aligned.
 __host__ __device__ constexpr size_t staging_offset(int block_m, int block_n, int stages) {
-  return ring_bytes(block_m, block_n, stages) + size_t(stages) * 16 + 16;
+  return ring_bytes(block_m, block_n, stages);
+}
+__host__ __device__ constexpr size_t barrier_offset(int block_m, int block_n, int stages) {
+  return staging_offset(block_m, block_n, stages) + size_t(kConsumers) * 2 * kChunkBytes;
 }
 __host__ __device__ constexpr size_t shared_bytes(int block_m, int block_n, int stages) {
-  return 1024 + staging_offset(block_m, block_n, stages) + size_t(kConsumers) * kChunkFloats * sizeof(float);
+  return 1024 + barrier_offset(block_m, block_n, stages) + size_t(stages) * 16 + 16;
 }
 
 }  // namespace omnigemm::detail::sm90
