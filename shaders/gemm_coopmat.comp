@@ -1,11 +1,25 @@
 #version 450
-// KHR cooperative-matrix GEMM (f16 multiplicands, f32 accumulation). Same bindings, push
+// KHR cooperative-matrix GEMM (16-bit multiplicands, f32 accumulation). Same bindings, push
 // constants and specialization ids 0..11 as gemm_portable.comp, so one descriptor/pipeline layout
 // serves both. The fragment shape (CM_M x CM_N x CM_K) comes from
 // vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR at run time (ids 12..14), never hard-coded.
-// A and B are staged to shared memory as f16: exact for f16, fp8 e4m3 and e5m2 inputs (both
-// fp8 formats are subsets of f16). bf16/f32 inputs stay on the portable path (bf16 coopmat
-// needs GL_EXT_bfloat16). One subgroup computes a WARP_M x WARP_N part of the workgroup tile.
+//
+// Multiplicand type: this file is compiled once, with f16 multiplicands (MUL_T). The bf16 module
+// is the same SPIR-V with that one 16-bit float type re-encoded as bfloat16 (SPV_KHR_bfloat16),
+// done by the host (vulkan_backend.cpp, spirv_with_bf16_multiplicands) because glslang 15 has no
+// GL_EXT_bfloat16. So MUL_T must appear ONLY as a cooperative-matrix component type: operands
+// travel as raw 16-bit patterns in uvec4s, and the host sets MUL_BF16 for the patched module.
+// fp8 inputs are converted to the multiplicand type while staging (exact in f16 and in bf16).
+//
+// Design (an Ampere-style mma.sync GEMM; on NVIDIA coopmat compiles to HMMA):
+//  - WARPS_M x WARPS_N subgroups, each owning a WARP_M x WARP_N block of CM_M x CM_N accumulators;
+//  - each operand tile is staged in shared memory in the order it lies in global memory (rows of
+//    its contiguous dimension), as 16-byte vectors with one vector of padding per row (no bank
+//    conflicts for 8-row fragment loads), and coopMatLoad reads it row- or column-major;
+//  - global -> registers loads of K tile t+1 are issued before the MMAs of tile t; with STAGES == 2
+//    they land in the other shared buffer, so each K step has one barrier;
+//  - the epilogue leaves through shared memory one fragment row at a time, 4 columns per lane,
+//    with 16/8-byte stores of D where its rows are contiguous and aligned.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_8bit_storage : require
@@ -17,6 +31,8 @@
 #extension GL_EXT_control_flow_attributes : require
 
 #include "omnigemm/tile_schedule.h"
+
+#define MUL_T float16_t
 
 layout(constant_id = 0) const uint BLOCK_M = 128;
 layout(constant_id = 1) const uint BLOCK_N = 128;
@@ -35,6 +51,10 @@ layout(constant_id = 13) const uint CM_N = 16;
 layout(constant_id = 14) const uint CM_K = 16;
 layout(constant_id = 15) const uint SUBGROUP = 32;  // the device's (required) subgroup size
 layout(constant_id = 16) const uint WARPS_M = 2;    // subgroups along M; THREADS/SUBGROUP/WARPS_M along N
+layout(constant_id = 17) const uint STAGES = 2;     // shared-memory buffers: 1 or 2
+layout(constant_id = 18) const uint MUL_BF16 = 0;   // 1 in the host's bf16 module: MUL_T is bfloat16
+layout(constant_id = 19) const uint A_M_CONTIG = 0; // 1: A's M index is the contiguous one (staged K x M)
+layout(constant_id = 20) const uint B_K_CONTIG = 0; // 1: B's K index is the contiguous one (staged N x K)
 
 layout(local_size_x_id = 4) in;
 
@@ -50,10 +70,12 @@ layout(std430, set = 0, binding = 8) buffer D32 { float d32[]; };
 layout(std430, set = 0, binding = 9) buffer D16 { uint16_t d16[]; };
 layout(std430, set = 0, binding = 10) readonly buffer Bias32 { float bias32[]; };
 layout(std430, set = 0, binding = 11) readonly buffer Bias16 { uint16_t bias16[]; };
-// 16-byte views of A's and B's 16-bit bindings (descriptor aliasing): 8 f16 per load when the
-// contiguous dimension, the strides and the base are multiples of 8 elements.
+// Vector views of the same bindings (descriptor aliasing): 8 16-bit inputs per A/B load, 4
+// outputs per D store, used where the contiguous dimension, the strides and the base allow.
 layout(std430, set = 0, binding = 1) readonly buffer A16v { uvec4 a_vec[]; };
 layout(std430, set = 0, binding = 4) readonly buffer B16v { uvec4 b_vec[]; };
+layout(std430, set = 0, binding = 8) buffer D32v { uvec4 d32_vec[]; };
+layout(std430, set = 0, binding = 9) buffer D16v { uvec2 d16_vec[]; };
 
 layout(push_constant) uniform Params {
   uint M, N, K;
@@ -90,15 +112,13 @@ float decode(uint type, uint bits) {
 float load_c(uint i) { return C_TYPE == 0u ? c32[i] : decode(C_TYPE, uint(c16[i])); }
 float load_bias(uint i) { return BIAS_TYPE == 0u ? bias32[i] : decode(BIAS_TYPE, uint(bias16[i])); }
 
-// f16 bits of an A/B element: f16 passes through; fp8 converts exactly.
-uint16_t a_bits(uint i) {
-  if (A_TYPE == 1u) return a16[i];
-  return float16BitsToUint16(float16_t(decode(A_TYPE, uint(a8[i]))));
-}
-uint16_t b_bits(uint i) {
-  if (B_TYPE == 1u) return b16[i];
-  return float16BitsToUint16(float16_t(decode(B_TYPE, uint(b8[i]))));
-}
+// The dtype whose bits the multiplicands use as they are (1 f16, 2 bf16); the host passes only
+// that dtype and fp8 to this shader.
+const uint MUL_DTYPE = MUL_BF16 != 0u ? 2u : 1u;
+// 16-bit multiplicand pattern of an fp8 value (exact: fp8 values are f16 and bf16 values).
+uint mul_bits(float v) { return MUL_BF16 != 0u ? floatBitsToUint(v) >> 16 : packHalf2x16(vec2(v, 0.0)); }
+uint a_bits(uint i) { return A_TYPE == MUL_DTYPE ? uint(a16[i]) : mul_bits(decode(A_TYPE, uint(a8[i]))); }
+uint b_bits(uint i) { return B_TYPE == MUL_DTYPE ? uint(b16[i]) : mul_bits(decode(B_TYPE, uint(b8[i]))); }
 
 uint encode_f16(float f) {
   uint x = floatBitsToUint(f);
@@ -123,6 +143,7 @@ uint encode_bf16(float f) {
   if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;
   return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
 }
+uint encode_out16(float f) { return D_TYPE == 1u ? encode_f16(f) : encode_bf16(f); }
 float activate(float x) {
   if (ACTIVATION == 1u) return x > 0.0 ? x : 0.0;
   if (ACTIVATION == 2u) return x >= 0.0 ? x : p.slope * x;
@@ -135,102 +156,203 @@ const uint WARPS = THREADS / SUBGROUP;
 const uint WARPS_N = WARPS / WARPS_M;
 const uint WARP_M = BLOCK_M / WARPS_M, WARP_N = BLOCK_N / WARPS_N;
 const uint FRAG_M = WARP_M / CM_M, FRAG_N = WARP_N / CM_N;
-// Rows padded by 8 halves (16 bytes) against shared-memory bank conflicts.
-const uint A_LD = BLOCK_K + 8u, B_LD = BLOCK_N + 8u;
 
-shared float16_t a_tile[BLOCK_M * A_LD];  // row-major M x K
-shared float16_t b_tile[BLOCK_K * B_LD];  // row-major K x N
-shared float out_frag[WARPS * CM_M * CM_N];  // one accumulator fragment per subgroup, for the epilogue
+// Shared memory is one array of 16-byte vectors (8 16-bit elements, or 4 f32 in the epilogue).
+// An operand tile is OUTER rows of INNER contiguous elements: INNER/8 vectors + 1 of padding.
+const uint A_OUTER = A_M_CONTIG != 0u ? BLOCK_K : BLOCK_M;
+const uint A_ROW_VECS = (A_M_CONTIG != 0u ? BLOCK_M : BLOCK_K) / 8u;
+const uint A_LD = A_ROW_VECS + 1u;
+const uint A_TILE_VECS = A_OUTER * A_LD;
+const uint A_LOAD_VECS = A_OUTER * A_ROW_VECS;
+const uint A_LOADS = (A_LOAD_VECS + THREADS - 1u) / THREADS;  // vectors per thread per K tile
+const uint B_OUTER = B_K_CONTIG != 0u ? BLOCK_N : BLOCK_K;
+const uint B_ROW_VECS = (B_K_CONTIG != 0u ? BLOCK_K : BLOCK_N) / 8u;
+const uint B_LD = B_ROW_VECS + 1u;
+const uint B_TILE_VECS = B_OUTER * B_LD;
+const uint B_LOAD_VECS = B_OUTER * B_ROW_VECS;
+const uint B_LOADS = (B_LOAD_VECS + THREADS - 1u) / THREADS;
+const uint STAGE_VECS = A_TILE_VECS + B_TILE_VECS;
+// Epilogue: per subgroup a CM_M x WARP_N f32 strip, rows padded by 4 floats (one vector).
+const uint EPI_LD = WARP_N / 4u + 1u;
+const uint EPI_STRIP_VECS = CM_M * EPI_LD;
+const uint MAINLOOP_VECS = STAGES * STAGE_VECS, EPILOGUE_VECS = WARPS * EPI_STRIP_VECS;
+const uint SMEM_VECS = MAINLOOP_VECS > EPILOGUE_VECS ? MAINLOOP_VECS : EPILOGUE_VECS;
+shared uvec4 smem[SMEM_VECS];
 
-void store8(bool to_a, uint at, uvec4 v) {
-  [[unroll]] for (uint i = 0; i < 4u; ++i) {
-    const f16vec2 h = unpackFloat2x16(v[i]);
-    if (to_a) { a_tile[at + 2u * i] = h.x; a_tile[at + 2u * i + 1u] = h.y; }
-    else { b_tile[at + 2u * i] = h.x; b_tile[at + 2u * i + 1u] = h.y; }
+// Per-workgroup state (set once at the top of main).
+uint m0, n0, a_base, b_base;
+bool a_vec_ok, b_vec_ok;
+// The K tile in flight: global -> registers before the MMAs, registers -> shared after them.
+uvec4 a_regs[A_LOADS];
+uvec4 b_regs[B_LOADS];
+
+// 8 consecutive elements along the contiguous dimension, element by element, zero outside
+// M/N/K (any strides, fp8 conversion, unaligned or ragged edges).
+uvec4 gather_a(uint m, uint k) {
+  uint h[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    const uint mm = A_M_CONTIG != 0u ? m + e : m, kk = A_M_CONTIG != 0u ? k : k + e;
+    h[e] = (mm < p.M && kk < p.K) ? a_bits(a_base + mm * p.a_sr + kk * p.a_sc) : 0u;
+  }
+  return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+}
+uvec4 gather_b(uint k, uint n) {
+  uint h[8];
+  [[unroll]] for (uint e = 0; e < 8u; ++e) {
+    const uint kk = B_K_CONTIG != 0u ? k + e : k, nn = B_K_CONTIG != 0u ? n : n + e;
+    h[e] = (kk < p.K && nn < p.N) ? b_bits(b_base + kk * p.b_sr + nn * p.b_sc) : 0u;
+  }
+  return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+}
+
+// Global -> registers for the K tile at k0. Consecutive threads take consecutive vectors of a
+// row, so the loads coalesce along the contiguous dimension.
+void load_tiles(uint k0) {
+  [[unroll]] for (uint r = 0; r < A_LOADS; ++r) {
+    const uint v = gl_LocalInvocationID.x + r * THREADS;
+    const uint outer = v / A_ROW_VECS, inner = (v % A_ROW_VECS) * 8u;
+    const uint m = m0 + (A_M_CONTIG != 0u ? inner : outer), k = k0 + (A_M_CONTIG != 0u ? outer : inner);
+    uvec4 x = uvec4(0);
+    if (v < A_LOAD_VECS) {
+      if (!a_vec_ok) x = gather_a(m, k);
+      else if (m < p.M && k < p.K) x = a_vec[(a_base + m * p.a_sr + k * p.a_sc) / 8u];
+    }
+    a_regs[r] = x;
+  }
+  [[unroll]] for (uint r = 0; r < B_LOADS; ++r) {
+    const uint v = gl_LocalInvocationID.x + r * THREADS;
+    const uint outer = v / B_ROW_VECS, inner = (v % B_ROW_VECS) * 8u;
+    const uint k = k0 + (B_K_CONTIG != 0u ? inner : outer), n = n0 + (B_K_CONTIG != 0u ? outer : inner);
+    uvec4 x = uvec4(0);
+    if (v < B_LOAD_VECS) {
+      if (!b_vec_ok) x = gather_b(k, n);
+      else if (k < p.K && n < p.N) x = b_vec[(b_base + k * p.b_sr + n * p.b_sc) / 8u];
+    }
+    b_regs[r] = x;
+  }
+}
+
+// Registers -> shared buffer `stage`.
+void store_tiles(uint stage) {
+  const uint a_at = stage * STAGE_VECS, b_at = a_at + A_TILE_VECS;
+  [[unroll]] for (uint r = 0; r < A_LOADS; ++r) {
+    const uint v = gl_LocalInvocationID.x + r * THREADS;
+    if (v < A_LOAD_VECS) smem[a_at + (v / A_ROW_VECS) * A_LD + v % A_ROW_VECS] = a_regs[r];
+  }
+  [[unroll]] for (uint r = 0; r < B_LOADS; ++r) {
+    const uint v = gl_LocalInvocationID.x + r * THREADS;
+    if (v < B_LOAD_VECS) smem[b_at + (v / B_ROW_VECS) * B_LD + v % B_ROW_VECS] = b_regs[r];
+  }
+}
+
+// alpha, beta*C, bias, activation and rounding for 4 consecutive columns gn.. of row gm < M.
+void write_outputs(uint batch, uint gm, uint gn, vec4 acc4, bool d_vec4) {
+  float o[4];
+  [[unroll]] for (uint t = 0; t < 4u; ++t) {
+    const uint n = gn + t;
+    float v = p.alpha * acc4[t];
+    if (n < p.N) {
+      if (C_TYPE != 99u) v += p.beta * load_c(p.c_off + batch * p.c_bs + gm * p.c_sr + n * p.c_sc);
+      if (BIAS_MODE == 1u) v += load_bias(p.bias_off + batch * p.bias_bs + n);
+      if (BIAS_MODE == 2u) v += load_bias(p.bias_off + batch * p.bias_bs + gm);
+    }
+    o[t] = activate(v);
+  }
+  const uint di = p.d_off + batch * p.d_bs + gm * p.d_sr + gn * p.d_sc;
+  if (d_vec4 && gn + 3u < p.N) {
+    if (D_TYPE == 0u) d32_vec[di / 4u] = floatBitsToUint(vec4(o[0], o[1], o[2], o[3]));
+    else d16_vec[di / 4u] = uvec2(encode_out16(o[0]) | (encode_out16(o[1]) << 16), encode_out16(o[2]) | (encode_out16(o[3]) << 16));
+    return;
+  }
+  [[unroll]] for (uint t = 0; t < 4u; ++t) {
+    if (gn + t >= p.N) break;
+    const uint at = di + t * p.d_sc;
+    if (D_TYPE == 0u) d32[at] = o[t];
+    else d16[at] = uint16_t(encode_out16(o[t]));
   }
 }
 
 void main() {
   const OgTile tile = og_grouped_tile(int(gl_WorkGroupID.x + p.pid_base), int(p.num_pid_m), int(p.num_pid_n), GROUP_M);
   const uint batch = gl_WorkGroupID.z + p.batch_base;
-  const uint m0 = uint(tile.pid_m) * BLOCK_M, n0 = uint(tile.pid_n) * BLOCK_N;
-  const uint tid = gl_LocalInvocationID.x;
-  const uint warp = tid / SUBGROUP, lane = tid % SUBGROUP;
+  m0 = uint(tile.pid_m) * BLOCK_M;
+  n0 = uint(tile.pid_n) * BLOCK_N;
+  const uint warp = gl_LocalInvocationID.x / SUBGROUP, lane = gl_LocalInvocationID.x % SUBGROUP;
   const uint wm = warp % WARPS_M, wn = warp / WARPS_M;
-  const uint a_base = p.a_off + batch * p.a_bs, b_base = p.b_off + batch * p.b_bs;
+  a_base = p.a_off + batch * p.a_bs;
+  b_base = p.b_off + batch * p.b_bs;
+  // 16-byte loads: the native 16-bit dtype, contiguous inner dimension whose extent, the outer
+  // stride and the base are multiples of 8 elements (a vector is then all inside or all outside).
+  a_vec_ok = A_TYPE == MUL_DTYPE && a_base % 8u == 0u &&
+             (A_M_CONTIG != 0u ? p.a_sr == 1u && p.a_sc % 8u == 0u && p.M % 8u == 0u
+                               : p.a_sc == 1u && p.a_sr % 8u == 0u && p.K % 8u == 0u);
+  b_vec_ok = B_TYPE == MUL_DTYPE && b_base % 8u == 0u &&
+             (B_K_CONTIG != 0u ? p.b_sr == 1u && p.b_sc % 8u == 0u && p.K % 8u == 0u
+                               : p.b_sc == 1u && p.b_sr % 8u == 0u && p.N % 8u == 0u);
 
   coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> acc[FRAG_M][FRAG_N];
   [[unroll]] for (uint i = 0; i < FRAG_M; ++i)
     [[unroll]] for (uint j = 0; j < FRAG_N; ++j) acc[i][j] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
 
-  const bool a_vec_ok = A_TYPE == 1u && BLOCK_K % 8u == 0u && p.a_sc == 1u && p.a_sr % 8u == 0u &&
-                        a_base % 8u == 0u && p.K % 8u == 0u;
-  const bool b_vec_ok = B_TYPE == 1u && BLOCK_N % 8u == 0u && p.b_sc == 1u && p.b_sr % 8u == 0u &&
-                        b_base % 8u == 0u && p.N % 8u == 0u;
-  for (uint k0 = 0; k0 < p.K; k0 += BLOCK_K) {
-    if (a_vec_ok) {
-      for (uint e = tid; e < BLOCK_M * BLOCK_K / 8u; e += THREADS) {
-        const uint m = e / (BLOCK_K / 8u), k = (e % (BLOCK_K / 8u)) * 8u;
-        const uint gm = m0 + m, gk = k0 + k;
-        store8(true, m * A_LD + k, (gm < p.M && gk < p.K) ? a_vec[(a_base + gm * p.a_sr + gk) / 8u] : uvec4(0));
-      }
-    }
-    if (b_vec_ok) {
-      for (uint e = tid; e < BLOCK_N * BLOCK_K / 8u; e += THREADS) {
-        const uint k = e / (BLOCK_N / 8u), n = (e % (BLOCK_N / 8u)) * 8u;
-        const uint gn = n0 + n, gk = k0 + k;
-        store8(false, k * B_LD + n, (gn < p.N && gk < p.K) ? b_vec[(b_base + gk * p.b_sr + gn) / 8u] : uvec4(0));
-      }
-    }
-    // Masked loads (zeros outside M/N/K); consecutive threads walk the contiguous dimension.
-    const bool a_k_contig = p.a_sc == 1u;
-    for (uint e = tid; !a_vec_ok && e < BLOCK_M * BLOCK_K; e += THREADS) {
-      const uint m = a_k_contig ? e / BLOCK_K : e % BLOCK_M, k = a_k_contig ? e % BLOCK_K : e / BLOCK_M;
-      const uint gm = m0 + m, gk = k0 + k;
-      a_tile[m * A_LD + k] = uint16BitsToFloat16((gm < p.M && gk < p.K) ? a_bits(a_base + gm * p.a_sr + gk * p.a_sc) : uint16_t(0));
-    }
-    const bool b_n_contig = p.b_sc == 1u;
-    for (uint e = tid; !b_vec_ok && e < BLOCK_N * BLOCK_K; e += THREADS) {
-      const uint n = b_n_contig ? e % BLOCK_N : e / BLOCK_K, k = b_n_contig ? e / BLOCK_N : e % BLOCK_K;
-      const uint gn = n0 + n, gk = k0 + k;
-      b_tile[k * B_LD + n] = uint16BitsToFloat16((gn < p.N && gk < p.K) ? b_bits(b_base + gk * p.b_sr + gn * p.b_sc) : uint16_t(0));
-    }
-    barrier();
+  const uint k_tiles = (p.K + BLOCK_K - 1u) / BLOCK_K;
+  if (k_tiles > 0u) {
+    load_tiles(0u);
+    store_tiles(0u);
+  }
+  barrier();
+  for (uint kt = 0; kt < k_tiles; ++kt) {
+    const bool more = kt + 1u < k_tiles;
+    const uint stage = STAGES > 1u ? (kt & 1u) : 0u;
+    if (more) load_tiles((kt + 1u) * BLOCK_K);  // in flight during the MMAs below
+
+    const uint a_at = stage * STAGE_VECS, b_at = a_at + A_TILE_VECS;
     [[unroll]] for (uint kk = 0; kk < BLOCK_K; kk += CM_K) {
-      coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> b_frag[FRAG_N];
-      [[unroll]] for (uint j = 0; j < FRAG_N; ++j)
-        coopMatLoad(b_frag[j], b_tile, kk * B_LD + wn * WARP_N + j * CM_N, B_LD, gl_CooperativeMatrixLayoutRowMajor);
+      coopmat<MUL_T, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> b_frag[FRAG_N];
+      [[unroll]] for (uint j = 0; j < FRAG_N; ++j) {
+        const uint n = wn * WARP_N + j * CM_N;
+        if (B_K_CONTIG != 0u)
+          coopMatLoad(b_frag[j], smem, b_at + n * B_LD + kk / 8u, B_LD, gl_CooperativeMatrixLayoutColumnMajor);
+        else
+          coopMatLoad(b_frag[j], smem, b_at + kk * B_LD + n / 8u, B_LD, gl_CooperativeMatrixLayoutRowMajor);
+      }
       [[unroll]] for (uint i = 0; i < FRAG_M; ++i) {
-        coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a_frag;
-        coopMatLoad(a_frag, a_tile, (wm * WARP_M + i * CM_M) * A_LD + kk, A_LD, gl_CooperativeMatrixLayoutRowMajor);
+        const uint m = wm * WARP_M + i * CM_M;
+        coopmat<MUL_T, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a_frag;
+        if (A_M_CONTIG != 0u)
+          coopMatLoad(a_frag, smem, a_at + kk * A_LD + m / 8u, A_LD, gl_CooperativeMatrixLayoutColumnMajor);
+        else
+          coopMatLoad(a_frag, smem, a_at + m * A_LD + kk / 8u, A_LD, gl_CooperativeMatrixLayoutRowMajor);
         [[unroll]] for (uint j = 0; j < FRAG_N; ++j) acc[i][j] = coopMatMulAdd(a_frag, b_frag[j], acc[i][j]);
       }
+    }
+
+    if (STAGES > 1u) {
+      // The other buffer was last read in step kt - 1, which every subgroup finished before the
+      // barrier that ended that step.
+      if (more) store_tiles(stage ^ 1u);
+    } else {
+      barrier();  // every subgroup is done reading the only buffer
+      if (more) store_tiles(0u);
     }
     barrier();
   }
 
-  // Epilogue per fragment: the subgroup stores it to its shared slot, then each lane applies
-  // alpha, beta*C, bias, activation and rounding to its elements, masked at the edges.
-  const uint slot = warp * CM_M * CM_N;
+  // Epilogue, one fragment row at a time: each subgroup stores its CM_M x WARP_N strip to shared
+  // memory (reusing the operand buffers: the loop ended on a barrier), then each lane finishes 4
+  // consecutive columns of a row.
+  const uint strip = warp * EPI_STRIP_VECS;
+  const uint d_base = p.d_off + batch * p.d_bs;
+  const bool d_vec4 = p.d_sc == 1u && p.d_sr % 4u == 0u && d_base % 4u == 0u;
+  const uint row_quads = WARP_N / 4u;
   [[unroll]] for (uint i = 0; i < FRAG_M; ++i) {
-    [[unroll]] for (uint j = 0; j < FRAG_N; ++j) {
-      coopMatStore(acc[i][j], out_frag, slot, CM_N, gl_CooperativeMatrixLayoutRowMajor);
-      subgroupMemoryBarrierShared();
-      for (uint e = lane; e < CM_M * CM_N; e += SUBGROUP) {
-        const uint gm = m0 + wm * WARP_M + i * CM_M + e / CM_N;
-        const uint gn = n0 + wn * WARP_N + j * CM_N + e % CM_N;
-        if (gm >= p.M || gn >= p.N) continue;
-        float v = p.alpha * out_frag[slot + e];
-        if (C_TYPE != 99u) v += p.beta * load_c(p.c_off + batch * p.c_bs + gm * p.c_sr + gn * p.c_sc);
-        if (BIAS_MODE == 1u) v += load_bias(p.bias_off + batch * p.bias_bs + gn);
-        if (BIAS_MODE == 2u) v += load_bias(p.bias_off + batch * p.bias_bs + gm);
-        v = activate(v);
-        const uint di = p.d_off + batch * p.d_bs + gm * p.d_sr + gn * p.d_sc;
-        if (D_TYPE == 0u) d32[di] = v;
-        else if (D_TYPE == 1u) d16[di] = uint16_t(encode_f16(v));
-        else d16[di] = uint16_t(encode_bf16(v));
-      }
-      subgroupMemoryBarrierShared();  // the slot is rewritten by the next fragment
+    [[unroll]] for (uint j = 0; j < FRAG_N; ++j)
+      coopMatStore(acc[i][j], smem, strip + j * (CM_N / 4u), EPI_LD, gl_CooperativeMatrixLayoutRowMajor);
+    subgroupBarrier();
+    for (uint e = lane; e < CM_M * row_quads; e += SUBGROUP) {
+      const uint r = e / row_quads, q = e % row_quads;
+      const uint gm = m0 + wm * WARP_M + i * CM_M + r, gn = n0 + wn * WARP_N + q * 4u;
+      if (gm < p.M && gn < p.N) write_outputs(batch, gm, gn, uintBitsToFloat(smem[strip + r * EPI_LD + q]), d_vec4);
     }
+    subgroupBarrier();  // the strip is rewritten by the next fragment row
   }
 }

@@ -31,7 +31,94 @@
 #include "omnigemm/omnigemm_vulkan.h"
 #include "vulkan_debug.hpp"
 
+// VK_KHR_shader_bfloat16 (Vulkan headers 1.4.313+); declared here for older headers. The values
+// are the registry's (extension number 142).
+#if defined(OMNIGEMM_HAVE_COOPMAT_SPIRV) && !defined(VK_KHR_shader_bfloat16)
+#define VK_KHR_shader_bfloat16 1
+#define VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME "VK_KHR_shader_bfloat16"
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR VkStructureType(1000141000)
+#define VK_COMPONENT_TYPE_BFLOAT16_KHR VkComponentTypeKHR(1000141000)
+typedef struct VkPhysicalDeviceShaderBfloat16FeaturesKHR {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 shaderBFloat16Type;
+  VkBool32 shaderBFloat16DotProduct;
+  VkBool32 shaderBFloat16CooperativeMatrix;
+} VkPhysicalDeviceShaderBfloat16FeaturesKHR;
+#endif
+
 namespace omnigemm::detail {
+
+// The bf16 cooperative-matrix module from the f16 one: glslang 15 has no GL_EXT_bfloat16, so the
+// shader's only 16-bit float type (used solely as the A/B cooperative-matrix component type;
+// operands move as raw bits) is re-declared `OpTypeFloat 16 BFloat16KHR` (SPV_KHR_bfloat16), with
+// the capabilities and extension that need. Refuses (empty result, `why` set) a module where
+// that type has any other use, which would change meaning.
+std::vector<uint32_t> spirv_with_bf16_multiplicands(const uint32_t* words, size_t count, std::string* why) {
+  auto fail = [&](const std::string& w) {
+    if (why) *why = "bf16 module: " + w;
+    return std::vector<uint32_t>{};
+  };
+  constexpr uint32_t kOpExtension = 10, kOpCapability = 17, kOpTypeFloat = 22, kOpTypeCooperativeMatrixKHR = 4456;
+  constexpr uint32_t kFirstType = 19, kLastType = 39;  // OpTypeVoid .. OpTypeForwardPointer
+  constexpr uint32_t kCapBFloat16Type = 5116, kCapBFloat16CooperativeMatrix = 5118, kEncodingBFloat16 = 0;
+  if (count < 5 || words[0] != 0x07230203u) return fail("not a SPIR-V module");
+  uint32_t half_id = 0;
+  size_t half_at = 0, after_capabilities = 5, after_extensions = 0;
+  bool types_started = false;
+  for (size_t i = 5; i < count;) {
+    const uint32_t n = words[i] >> 16, op = words[i] & 0xffffu;
+    if (n == 0 || i + n > count) return fail("malformed instruction stream");
+    if (op == kOpCapability) after_capabilities = i + n;
+    if (op == kOpExtension) after_extensions = i + n;
+    if (op == kOpTypeFloat && n >= 3 && words[i + 2] == 16) {
+      if (half_id || n != 3) return fail("more than one 16-bit float type, or one with an encoding already");
+      half_id = words[i + 1];
+      half_at = i;
+    } else if (half_id && types_started) {
+      // Past the debug/annotation preamble every instruction's first operand is an id (a result
+      // type or an operand); ids are unique, so a match there is a use of the 16-bit float type.
+      // Types built on another type name it in their id operands.
+      bool used = false;
+      if (op == 23 || op == 24 || op == 28 || op == 29)  // OpTypeVector, Matrix, Array, RuntimeArray
+        used = n >= 3 && words[i + 2] == half_id;
+      else if (op == 32)  // OpTypePointer: storage class, then the pointee type
+        used = n >= 4 && words[i + 3] == half_id;
+      else if (op == 30 || op == 33)  // OpTypeStruct members, OpTypeFunction return/parameter types
+        for (uint32_t w = 2; w < n; ++w) used |= words[i + w] == half_id;
+      else if (!(op >= kFirstType && op <= kLastType) && op != kOpTypeCooperativeMatrixKHR)
+        used = n >= 2 && words[i + 1] == half_id;
+      if (used) return fail("the 16-bit float type is used outside cooperative-matrix types (opcode " + std::to_string(op) + ")");
+    }
+    types_started |= (op >= kFirstType && op <= kLastType) || op == kOpTypeCooperativeMatrixKHR;
+    i += n;
+  }
+  if (!half_id) return fail("no 16-bit float type");
+  const char ext_name[] = "SPV_KHR_bfloat16";  // 17 bytes with the terminator -> 5 words
+  uint32_t ext_words[5] = {};
+  std::memcpy(ext_words, ext_name, sizeof ext_name);
+  const size_t ext_at = std::max(after_capabilities, after_extensions);
+  std::vector<uint32_t> out;
+  out.reserve(count + 16);
+  for (size_t i = 0; i < count;) {
+    if (i == after_capabilities) {
+      out.insert(out.end(), {(2u << 16) | kOpCapability, kCapBFloat16Type, (2u << 16) | kOpCapability, kCapBFloat16CooperativeMatrix});
+    }
+    if (i == ext_at) {
+      out.push_back((6u << 16) | kOpExtension);
+      out.insert(out.end(), ext_words, ext_words + 5);
+    }
+    if (i < 5) { out.push_back(words[i++]); continue; }
+    const uint32_t n = words[i] >> 16;
+    if (i == half_at) {
+      out.insert(out.end(), {(4u << 16) | kOpTypeFloat, half_id, 16u, kEncodingBFloat16});
+    } else {
+      out.insert(out.end(), words + i, words + i + n);
+    }
+    i += n;
+  }
+  return out;
+}
 
 namespace {
 
@@ -123,6 +210,10 @@ struct PushConstants {
 };
 static_assert(sizeof(PushConstants) == 112, "push constants must stay within the 128 bytes every device has");
 
+struct CoopmatShape {
+  uint32_t m, n, k;
+};
+
 struct Allocation {
   VkDeviceMemory memory = VK_NULL_HANDLE;
   VkDeviceSize size = 0;
@@ -184,7 +275,7 @@ class VulkanBackend final : public Backend {
     if (cfg.extra == 1 && !coopmat_ok(p, cfg, &why))
       return error(StatusCode::unsupported, "vulkan: config " + cfg.to_string() + " (KHR cooperative matrix) cannot run: " + why +
                                                 " (this device runs -x0, the portable path" +
-                                                (coopmat_ ? ", and -x1 for f16/fp8 inputs)" : ")"));
+                                                (coopmat_ ? std::string(", and -x1 for f16/fp8") + (coopmat_bf16_ ? "/bf16" : "") + " inputs)" : ")"));
     if (cfg.extra > 1)
       return error(StatusCode::unsupported, "vulkan: config " + cfg.to_string() + " asks for path -x" + std::to_string(cfg.extra) +
                                                 "; supported: -x0 (portable)" + (coopmat_ ? ", -x1 (KHR cooperative matrix)" : ""));
@@ -316,25 +407,49 @@ class VulkanBackend final : public Backend {
   }
 
   // The cooperative-matrix shader's layout: WARPS_M x WARPS_N subgroups, each a grid of
-  // CM_M x CM_N fragments; A/B staged as f16 (exact only for f16 and fp8 inputs).
+  // CM_M x CM_N fragments; A/B staged as 16-bit multiplicands (f16, or bf16 where the device has
+  // bf16 cooperative matrices); fp8 converts exactly into either.
   int coopmat_warps_m(const Config& c) const { return c.warps >= 4 ? 2 : 1; }
+  // Which multiplicand type a problem uses: 0 f16, 1 bf16, -1 none (the portable path only).
+  static int coopmat_mul_type(const Problem& p) {
+    const bool bf16 = p.a.dtype == OG_DTYPE_BF16 || p.b.dtype == OG_DTYPE_BF16;
+    for (og_dtype t : {p.a.dtype, p.b.dtype})
+      if (t != OG_DTYPE_FP8_E4M3 && t != OG_DTYPE_FP8_E5M2 && t != (bf16 ? OG_DTYPE_BF16 : OG_DTYPE_F16)) return -1;
+    return bf16 ? 1 : 0;
+  }
+  // Operand orientation in shared memory (specialization constants A_M_CONTIG / B_K_CONTIG):
+  // tiles are staged in the order they lie in global memory.
+  static bool a_m_contiguous(const Problem& p) { return p.a.stride_row == 1 && p.a.stride_col != 1; }
+  static bool b_k_contiguous(const Problem& p) { return p.b.stride_row == 1 && p.b.stride_col != 1; }
+  // Shared memory the coopmat shader declares (mirrors its SMEM_VECS), in bytes.
+  int64_t coopmat_shared_bytes(const Problem& p, const Config& c, const CoopmatShape& cm) const {
+    const bool a_m = a_m_contiguous(p), b_k = b_k_contiguous(p);
+    const int64_t a_tile = int64_t(a_m ? c.block_k : c.block_m) * ((a_m ? c.block_m : c.block_k) / 8 + 1);
+    const int64_t b_tile = int64_t(b_k ? c.block_n : c.block_k) * ((b_k ? c.block_k : c.block_n) / 8 + 1);
+    const int wn = c.warps / coopmat_warps_m(c);
+    const int64_t epilogue = int64_t(c.warps) * cm.m * (c.block_n / wn / 4 + 1);
+    return 16 * std::max(int64_t(c.stages) * (a_tile + b_tile), epilogue);
+  }
   bool coopmat_ok(const Problem& p, const Config& c, std::string* why) const {
     auto fail = [&](const std::string& w) { if (why) *why = w; return false; };
     if (!coopmat_)
       return fail(info_.name + " has no usable KHR cooperative matrix (f16 x f16 -> f32, subgroup scope) in this build/device" +
                   (coopmat_why_.empty() ? "" : ": " + coopmat_why_));
-    for (og_dtype t : {p.a.dtype, p.b.dtype})
-      if (t != OG_DTYPE_F16 && t != OG_DTYPE_FP8_E4M3 && t != OG_DTYPE_FP8_E5M2)
-        return fail("inputs must be f16 or fp8 (staged exactly as f16); bf16/f32 use the portable path (-x0)");
+    const int mul = coopmat_mul_type(p);
+    if (mul < 0)
+      return fail(std::string("inputs must be f16, bf16 or fp8 (one 16-bit type, fp8 converted exactly); f32 and mixed f16/bf16 use the portable path (-x0)"));
+    if (mul == 1 && !coopmat_bf16_)
+      return fail("bf16 inputs need bf16 cooperative matrices (VK_KHR_shader_bfloat16), which " + info_.name +
+                  " lacks" + (coopmat_bf16_why_.empty() ? "" : " (" + coopmat_bf16_why_ + ")") + "; supported: f16 and fp8");
+    const CoopmatShape& cm = cm_[mul];
     const int wm = coopmat_warps_m(c), wn = c.warps / wm;
-    if (c.warps % wm || c.split_k != 1 || c.block_m % (wm * int(cm_m_)) || c.block_n % (wn * int(cm_n_)) ||
-        c.block_k % int(cm_k_))
+    if (c.warps % wm || c.split_k != 1 || c.stages < 1 || c.stages > 2 || c.block_m % (wm * int(cm.m)) ||
+        c.block_n % (wn * int(cm.n)) || c.block_k % int(cm.k) || c.block_m % 8 || c.block_k % 8 || (c.block_n / wn) % 4)
       return fail("tile " + c.to_string() + " does not divide into " + std::to_string(wm) + "x" + std::to_string(wn) +
-                  " subgroups of " + std::to_string(cm_m_) + "x" + std::to_string(cm_n_) + "x" + std::to_string(cm_k_) +
-                  " fragments (split_k 1)");
+                  " subgroups of " + std::to_string(cm.m) + "x" + std::to_string(cm.n) + "x" + std::to_string(cm.k) +
+                  " fragments (split_k 1, 1 or 2 stages, tile sides multiples of 8)");
     const int threads = c.warps * info_.limits.warp_size;
-    const int64_t shared = int64_t(c.block_m) * (c.block_k + 8) * 2 + int64_t(c.block_k) * (c.block_n + 8) * 2 +
-                           int64_t(c.warps) * cm_m_ * cm_n_ * 4;
+    const int64_t shared = coopmat_shared_bytes(p, c, cm);
     if (threads > info_.limits.max_threads_per_group || shared > info_.limits.max_shared_bytes)
       return fail(std::to_string(threads) + " threads / " + std::to_string(shared) + " bytes of shared memory exceed the device's " +
                   std::to_string(info_.limits.max_threads_per_group) + " / " + std::to_string(info_.limits.max_shared_bytes));
@@ -364,16 +479,32 @@ class VulkanBackend final : public Backend {
     props_fn(physical_, &n, nullptr);
     std::vector<VkCooperativeMatrixPropertiesKHR> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
     props_fn(physical_, &n, props.data());
-    uint32_t best = 0;
-    for (const auto& cp : props) {
-      if (cp.AType != VK_COMPONENT_TYPE_FLOAT16_KHR || cp.BType != VK_COMPONENT_TYPE_FLOAT16_KHR ||
-          cp.CType != VK_COMPONENT_TYPE_FLOAT32_KHR || cp.ResultType != VK_COMPONENT_TYPE_FLOAT32_KHR ||
-          cp.scope != VK_SCOPE_SUBGROUP_KHR || cp.saturatingAccumulation)
-        continue;
-      const uint32_t volume = cp.MSize * cp.NSize * cp.KSize;  // the largest fragment: fewest instructions
-      if (volume > best) { best = volume; cm_m_ = cp.MSize; cm_n_ = cp.NSize; cm_k_ = cp.KSize; }
+    // The largest fragment per multiplicand type (fewest instructions).
+    auto best_shape = [&](VkComponentTypeKHR mul, CoopmatShape& out) {
+      uint32_t best = 0;
+      for (const auto& cp : props) {
+        if (cp.AType != mul || cp.BType != mul || cp.CType != VK_COMPONENT_TYPE_FLOAT32_KHR ||
+            cp.ResultType != VK_COMPONENT_TYPE_FLOAT32_KHR || cp.scope != VK_SCOPE_SUBGROUP_KHR || cp.saturatingAccumulation)
+          continue;
+        const uint32_t volume = cp.MSize * cp.NSize * cp.KSize;
+        if (volume > best) { best = volume; out = {cp.MSize, cp.NSize, cp.KSize}; }
+      }
+      return best > 0;
+    };
+    if (!best_shape(VK_COMPONENT_TYPE_FLOAT16_KHR, cm_[0])) { coopmat_why_ = "no f16 x f16 -> f32 subgroup shape"; return; }
+    coopmat_ = true;
+    // bf16 multiplicands: VK_KHR_shader_bfloat16 with its cooperative-matrix feature and a shape.
+    bool has_bf16 = false;
+    for (const auto& e : exts) has_bf16 |= std::strcmp(e.extensionName, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME) == 0;
+    VkPhysicalDeviceShaderBfloat16FeaturesKHR bff{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
+    if (has_bf16) {
+      VkPhysicalDeviceFeatures2 qb{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &bff};
+      vk_.vkGetPhysicalDeviceFeatures2(physical_, &qb);
     }
-    if (!best) { coopmat_why_ = "no f16 x f16 -> f32 subgroup shape"; return; }
+    if (!has_bf16) coopmat_bf16_why_ = "no " VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME;
+    else if (!bff.shaderBFloat16Type || !bff.shaderBFloat16CooperativeMatrix) coopmat_bf16_why_ = "shaderBFloat16CooperativeMatrix feature off";
+    else if (!best_shape(VK_COMPONENT_TYPE_BFLOAT16_KHR, cm_[1])) coopmat_bf16_why_ = "no bf16 x bf16 -> f32 subgroup shape";
+    else coopmat_bf16_ = true;
     coopmat_ = true;
 #else
     (void)api_version; (void)f2; (void)f12;
@@ -455,7 +586,8 @@ class VulkanBackend final : public Backend {
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2, 0, 1, &qci};
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR cmf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
-    const char* coopmat_ext = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    const char* coopmat_exts[] = {VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME};
+    VkPhysicalDeviceShaderBfloat16FeaturesKHR bff{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
     if (coopmat_) {
       cmf.cooperativeMatrix = VK_TRUE;
       f12.pNext = &cmf;
@@ -463,7 +595,13 @@ class VulkanBackend final : public Backend {
       f12.vulkanMemoryModel = VK_TRUE;
       f2.features.shaderInt16 = VK_TRUE;
       dci.enabledExtensionCount = 1;
-      dci.ppEnabledExtensionNames = &coopmat_ext;
+      dci.ppEnabledExtensionNames = coopmat_exts;
+      if (coopmat_bf16_) {
+        bff.shaderBFloat16Type = VK_TRUE;
+        bff.shaderBFloat16CooperativeMatrix = VK_TRUE;
+        cmf.pNext = &bff;
+        dci.enabledExtensionCount = 2;
+      }
     }
 #endif
     r = vk_.vkCreateDevice(physical_, &dci, nullptr, &device_);
@@ -487,9 +625,24 @@ class VulkanBackend final : public Backend {
     load_instance_functions();
     Status s = check_device();
     if (!s) return s;
-    // Which features the host enabled on its VkDevice cannot be queried: the portable path only.
-    coopmat_ = false;
-    coopmat_why_ = "host-provided VkDevice (cooperative matrix is used only on devices OmniGEMM creates)";
+#ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
+    // Which features the host enabled cannot be queried: the cooperative-matrix paths run where
+    // the host says it enabled their extension (and, per omnigemm_vulkan.h, its features).
+    auto enabled = [&](const char* name) {
+      for (uint32_t i = 0; h.enabled_device_extensions && i < h.enabled_device_extension_count; ++i)
+        if (h.enabled_device_extensions[i] && std::strcmp(h.enabled_device_extensions[i], name) == 0) return true;
+      return false;
+    };
+    if (coopmat_ && (!enabled(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) || VK_API_VERSION_MINOR(h.api_version) < 3)) {
+      coopmat_ = coopmat_bf16_ = false;
+      coopmat_why_ = "the host's VkDevice does not list " VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME
+                     " among its enabled extensions with api_version >= 1.3 (see og_vulkan_required_device_extensions)";
+    }
+    if (coopmat_bf16_ && !enabled(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME)) {
+      coopmat_bf16_ = false;
+      coopmat_bf16_why_ = "the host's VkDevice does not list " VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME " among its enabled extensions";
+    }
+#endif
     const std::vector<VkQueueFamilyProperties> qprops = queue_families();
     if (family_ >= qprops.size() || !(qprops[family_].queueFlags & VK_QUEUE_COMPUTE_BIT))
       return error(StatusCode::invalid_argument, "vulkan host handles: queue family " + std::to_string(family_) +
@@ -582,6 +735,15 @@ class VulkanBackend final : public Backend {
       VkShaderModuleCreateInfo cmi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, sizeof(og_spv_gemm_coopmat),
                                    og_spv_gemm_coopmat};
       OG_VK_TRY(vk_.vkCreateShaderModule(device_, &cmi, nullptr, &coopmat_shader_), "vkCreateShaderModule");
+      if (coopmat_bf16_) {
+        std::string why;
+        const std::vector<uint32_t> bf16 =
+            spirv_with_bf16_multiplicands(og_spv_gemm_coopmat, sizeof(og_spv_gemm_coopmat) / 4, &why);
+        if (bf16.empty()) return error(StatusCode::internal, "vulkan: " + why);
+        cmi.codeSize = bf16.size() * 4;
+        cmi.pCode = bf16.data();
+        OG_VK_TRY(vk_.vkCreateShaderModule(device_, &cmi, nullptr, &coopmat_bf16_shader_), "vkCreateShaderModule");
+      }
     }
 #endif
     OG_VK_TRY(new_descriptor_pool(sync_pool_), "vkCreateDescriptorPool");
@@ -647,23 +809,26 @@ class VulkanBackend final : public Backend {
 
   Status pipeline_for(const Problem& p, const Config& c, VkPipeline& out) {
     const uint32_t c_type = p.c.present ? uint32_t(p.c.dtype) : 99u;
-    const std::tuple<Config, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t> key{
-        c, p.a.dtype, p.b.dtype, c_type, p.d.dtype, p.bias_mode, p.bias_dtype, p.activation};
+    const bool coopmat = c.extra == 1;
+    // Coopmat pipelines also specialise on the operand orientations and the multiplicand type.
+    const uint32_t mul = coopmat ? uint32_t(coopmat_mul_type(p)) : 0u;
+    const uint32_t a_m = coopmat && a_m_contiguous(p), b_k = coopmat && b_k_contiguous(p);
+    const PipelineKey key{c, p.a.dtype, p.b.dtype, c_type, p.d.dtype, p.bias_mode, p.bias_dtype, p.activation, mul | a_m << 1 | b_k << 2};
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = pipelines_.find(key); it != pipelines_.end()) { out = it->second; return {}; }
-    const bool coopmat = c.extra == 1;
-    const uint32_t values[17] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),
+    const CoopmatShape& cm = cm_[mul];
+    const uint32_t values[21] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),
                                  uint32_t(c.warps * info_.limits.warp_size), uint32_t(p.a.dtype), uint32_t(p.b.dtype),
                                  c_type, uint32_t(p.d.dtype), uint32_t(p.bias_mode), uint32_t(p.bias_dtype),
-                                 uint32_t(p.activation), cm_m_, cm_n_, cm_k_, uint32_t(info_.limits.warp_size),
-                                 uint32_t(coopmat_warps_m(c))};
-    const uint32_t count = coopmat ? 17 : 12;  // ids 12..16 exist only in the coopmat shader
-    VkSpecializationMapEntry entries[17];
+                                 uint32_t(p.activation), cm.m, cm.n, cm.k, uint32_t(info_.limits.warp_size),
+                                 uint32_t(coopmat_warps_m(c)), uint32_t(c.stages), mul, a_m, b_k};
+    const uint32_t count = coopmat ? 21 : 12;  // ids 12..20 exist only in the coopmat shader
+    VkSpecializationMapEntry entries[21];
     for (uint32_t i = 0; i < count; ++i) entries[i] = {i, i * 4, 4};
     VkSpecializationInfo spec{count, entries, count * 4, values};
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT,
-                coopmat ? coopmat_shader_ : shader_, "main", &spec};
+                !coopmat ? shader_ : mul ? coopmat_bf16_shader_ : coopmat_shader_, "main", &spec};
     ci.layout = pipeline_layout_;
     OG_VK_TRY(vk_.vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &out), "vkCreateComputePipelines");
     pipelines_[key] = out;
@@ -817,6 +982,7 @@ class VulkanBackend final : public Backend {
       if (pipeline_cache_) vk_.vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
       if (shader_) vk_.vkDestroyShaderModule(device_, shader_, nullptr);
       if (coopmat_shader_) vk_.vkDestroyShaderModule(device_, coopmat_shader_, nullptr);
+      if (coopmat_bf16_shader_) vk_.vkDestroyShaderModule(device_, coopmat_bf16_shader_, nullptr);
       if (pipeline_layout_) vk_.vkDestroyPipelineLayout(device_, pipeline_layout_, nullptr);
       if (set_layout_) vk_.vkDestroyDescriptorSetLayout(device_, set_layout_, nullptr);
       if (queries_) vk_.vkDestroyQueryPool(device_, queries_, nullptr);
@@ -859,14 +1025,19 @@ class VulkanBackend final : public Backend {
   VkPipelineLayout pipeline_layout_ = VK_NULL_HANDLE;
   VkShaderModule shader_ = VK_NULL_HANDLE;
   VkShaderModule coopmat_shader_ = VK_NULL_HANDLE;
+  VkShaderModule coopmat_bf16_shader_ = VK_NULL_HANDLE;  // the same module with bf16 multiplicands
   bool coopmat_ = false;         // the KHR cooperative-matrix path (-x1) runs on this device
   std::string coopmat_why_;      // ... or why not
-  uint32_t cm_m_ = 16, cm_n_ = 16, cm_k_ = 16;  // its fragment shape, from the device
+  CoopmatShape cm_[2] = {{16, 16, 16}, {16, 16, 16}};  // fragment shapes for f16 / bf16, from the device
+  bool coopmat_bf16_ = false;    // ... also with bf16 multiplicands (VK_KHR_shader_bfloat16)
+  std::string coopmat_bf16_why_;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   VkDescriptorPool sync_pool_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> async_pools_;
   int async_sets_in_last_ = 0;
-  std::map<std::tuple<Config, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>, VkPipeline> pipelines_;
+  // (config, A, B, C, D dtypes, bias mode, bias dtype, activation, coopmat variant bits)
+  using PipelineKey = std::tuple<Config, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>;
+  std::map<PipelineKey, VkPipeline> pipelines_;
   std::map<VkBuffer, Allocation> buffers_;
   std::mutex mutex_;
 };
@@ -885,4 +1056,39 @@ Status make_vulkan_backend(const BackendOptions& opt, std::unique_ptr<Backend>& 
 
 }  // namespace omnigemm::detail
 
-extern "C" uint32_t og_vulkan_required_device_extensions(void*, void*, const char**, uint32_t) { return 0; }
+extern "C" uint32_t og_vulkan_required_device_extensions(void* instance, void* physical_device, const char** names,
+                                                         uint32_t capacity) {
+  // The cooperative-matrix extensions, where the physical device offers them.
+  void* lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib || !instance || !physical_device) {
+    if (lib) dlclose(lib);
+    return 0;
+  }
+  auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(lib, "vkGetInstanceProcAddr"));
+  auto enumerate = gipa ? reinterpret_cast<PFN_vkEnumerateDeviceExtensionProperties>(
+                              gipa(static_cast<VkInstance>(instance), "vkEnumerateDeviceExtensionProperties"))
+                        : nullptr;
+  uint32_t count = 0, found = 0;
+  if (enumerate) {
+    const auto physical = static_cast<VkPhysicalDevice>(physical_device);
+    enumerate(physical, nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> exts(count);
+    enumerate(physical, nullptr, &count, exts.data());
+    auto has = [&](const char* name) {
+      for (const auto& e : exts) if (std::strcmp(e.extensionName, name) == 0) return true;
+      return false;
+    };
+#ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
+    static const char* const kWanted[] = {VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME};
+    for (const char* name : kWanted) {
+      if (!has(name)) break;  // bf16 is used only together with cooperative matrices
+      if (names && found < capacity) names[found] = name;
+      ++found;
+    }
+#else
+    (void)has;
+#endif
+  }
+  dlclose(lib);
+  return found;
+}

@@ -13,14 +13,16 @@ if ! ldconfig -p | grep -q libvulkan.so.1; then echo "no libvulkan after unpacki
   timeout 200 "$build/tests/test_vulkan" > "$out/test_vulkan.log" 2>&1
   echo "test_vulkan rc=$? $(grep -E 'test cases:|assertions:' "$out/test_vulkan.log" | tr '\n' ' ')"
   grep -E "SKIPPED|ERROR|FAILED" "$out/test_vulkan.log" | head -20
-  for cfg in 128x128x32-g8-s2-w4-x1 128x256x32-g8-s2-w8-x1 256x128x32-g8-s2-w8-x1 64x128x32-g8-s2-w4-x1; do
+  for cfg in 128x128x32-g8-s2-w4-x1 128x128x32-g8-s2-w8-x1 128x128x64-g8-s1-w4-x1 128x256x32-g8-s1-w8-x1 256x128x32-g8-s1-w8-x1; do
     echo "-- bench f16 coopmat $cfg"
     timeout 120 "$build/bench/omnigemm-bench" --backend vulkan --sizes 2048,4096,8192 --dtype f16 --config "$cfg" \
       --no-vendor --no-plot --budget-ms 300 --out "$out/bench_$cfg" 2>&1 | grep -E "^backend|^vulkan|rror" | head -12
   done
-  echo "-- bench bf16 default (portable path)"
-  timeout 120 "$build/bench/omnigemm-bench" --backend vulkan --sizes 2048,4096,8192 --dtype bf16 --no-vendor --no-plot \
-    --budget-ms 300 --out "$out/bench_bf16" 2>&1 | grep -E "^backend|^vulkan|rror" | head -12
+  for cfg in 128x128x32-g8-s2-w4-x1 128x256x32-g8-s1-w8-x1; do
+    echo "-- bench bf16 coopmat $cfg"
+    timeout 120 "$build/bench/omnigemm-bench" --backend vulkan --sizes 2048,4096,8192 --dtype bf16 --config "$cfg" \
+      --no-vendor --no-plot --budget-ms 300 --out "$out/bench_bf16_$cfg" 2>&1 | grep -E "^backend|^vulkan|rror" | head -12
+  done
   echo "-- cuBLAS via torch.matmul (CUDA events, median of 20 after 5 warm-up)"
   timeout 120 python3 - <<'PY'
 import torch

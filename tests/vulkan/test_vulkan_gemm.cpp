@@ -43,9 +43,9 @@ TEST_CASE("vulkan: every portable config the device can run, forced, on edge sha
     ++ran;
   }
   CHECK(ran > 0);
-  // A cooperative-matrix config the device or dtype cannot use (bf16 inputs never take -x1) is
-  // refused with a message naming what runs.
-  HostMatrix A(8, 8, Dtype::bf16), B(8, 8, Dtype::bf16), D(8, 8, Dtype::f32);
+  // A cooperative-matrix config the device or dtype cannot use (f32 inputs never take -x1;
+  // lavapipe has no cooperative matrices) is refused with a message naming what runs.
+  HostMatrix A(8, 8, Dtype::f32), B(8, 8, Dtype::f32), D(8, 8, Dtype::f32);
   A.randomize();
   B.randomize();
   Gemm g;
@@ -232,10 +232,39 @@ TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, o
       c.epi.bias_mode = BiasMode::per_n;
       run_case(*ctx, c);
     }
-    Case aligned{256, 256, 256};  // the 16-byte load path: contiguous, 8-aligned f16
-    aligned.a = aligned.b = aligned.d = Dtype::f16;
-    aligned.config = cfg.to_string();
-    run_case(*ctx, aligned);
+    // A stored column-major (staged K x M) through the element-wise path, ragged edges.
+    Case a_cols{cfg.block_m + 3, cfg.block_n - 1, cfg.block_k + 5};
+    a_cols.a = a_cols.b = Dtype::f16;
+    a_cols.la = Layout::col_major;
+    a_cols.config = cfg.to_string();
+    run_case(*ctx, a_cols);
+    // The 16-byte load path (contiguous, 8-aligned 16-bit inputs) in every storage orientation,
+    // with bf16 multiplicands too where the device has them.
+    HostMatrix A16(8, 8, Dtype::bf16), B16(8, 8, Dtype::bf16);
+    A16.randomize();
+    B16.randomize();
+    g.a = A16.host_view();
+    g.b = B16.host_view();
+    const Status bf16 = ctx->run_host(g);
+    if (!bf16.ok()) {
+      CHECK(bf16.code == StatusCode::unsupported);
+      CHECK(bf16.message.find("bf16") != std::string::npos);
+      MESSAGE("SKIPPED vulkan coopmat bf16 (" << cfg.to_string() << "): " << bf16.message);
+    }
+    for (Dtype t : {Dtype::f16, Dtype::bf16}) {
+      if (t == Dtype::bf16 && !bf16.ok()) continue;
+      for (Layout la : {Layout::row_major, Layout::col_major})
+        for (Layout lb : {Layout::row_major, Layout::col_major}) {
+          Case aligned{2 * cfg.block_m, cfg.block_n + 8, 3 * cfg.block_k + 8};
+          aligned.a = aligned.b = t;
+          aligned.d = Dtype::f16;
+          aligned.la = la;
+          aligned.lb = lb;
+          aligned.tma_aligned = aligned.d_aligned = true;
+          aligned.config = cfg.to_string();
+          run_case(*ctx, aligned);
+        }
+    }
     ++ran;
   }
   if (ran == 0) {

@@ -43,6 +43,14 @@ struct App {
   uint32_t family = UINT32_MAX;
   VkCommandPool pool = VK_NULL_HANDLE;
   std::string skip_reason;
+  std::vector<const char*> extensions;  // the device extensions the application enabled
+  uint32_t api_version = VK_API_VERSION_1_2;
+  // VkPhysicalDeviceShaderBfloat16FeaturesKHR (VK_KHR_shader_bfloat16; newer than some headers)
+  struct Bf16Features {
+    VkStructureType sType;
+    void* pNext = nullptr;
+    VkBool32 shaderBFloat16Type = VK_FALSE, shaderBFloat16DotProduct = VK_FALSE, shaderBFloat16CooperativeMatrix = VK_FALSE;
+  };
 
   template <class F>
   F ifn(const char* name) { return reinterpret_cast<F>(gipa(instance, name)); }
@@ -59,7 +67,7 @@ struct App {
       layers.push_back("VK_LAYER_KHRONOS_validation");
       exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     }
-    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO, nullptr, "host-app", 1, "host-engine", 1, VK_API_VERSION_1_2};
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO, nullptr, "host-app", 1, "host-engine", 1, VK_API_VERSION_1_3};
     VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, nullptr, 0, &app, uint32_t(layers.size()),
                              layers.data(), uint32_t(exts.size()), exts.data()};
     auto create_instance = reinterpret_cast<PFN_vkCreateInstance>(gipa(nullptr, "vkCreateInstance"));
@@ -96,12 +104,34 @@ struct App {
     f11.storageBuffer16BitAccess = VK_TRUE;
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2, 0, 1, &qci};
+    // ... and, where OmniGEMM lists the cooperative-matrix extensions, those with their features.
+    VkPhysicalDeviceProperties props;
+    ifn<PFN_vkGetPhysicalDeviceProperties>("vkGetPhysicalDeviceProperties")(physical, &props);
+    const char* wanted[4] = {};
+    const uint32_t listed = og_vulkan_required_device_extensions(instance, physical, wanted, 4);
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR cmf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+    Bf16Features bff{VkStructureType(1000141000)};  // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR
+    if (listed > 0 && VK_API_VERSION_MINOR(props.apiVersion) >= 3) {
+      for (uint32_t i = 0; i < listed && i < 4; ++i) extensions.push_back(wanted[i]);
+      cmf.cooperativeMatrix = VK_TRUE;
+      f12.pNext = &cmf;
+      f12.shaderFloat16 = VK_TRUE;
+      f12.vulkanMemoryModel = VK_TRUE;
+      f2.features.shaderInt16 = VK_TRUE;
+      if (listed > 1) {
+        bff.shaderBFloat16Type = bff.shaderBFloat16CooperativeMatrix = VK_TRUE;
+        cmf.pNext = &bff;
+      }
+      dci.enabledExtensionCount = uint32_t(extensions.size());
+      dci.ppEnabledExtensionNames = extensions.data();
+      api_version = VK_API_VERSION_1_3;
+    }
     if (ifn<PFN_vkCreateDevice>("vkCreateDevice")(physical, &dci, nullptr, &device) != VK_SUCCESS) {
       skip_reason = "vkCreateDevice failed";
       return false;
     }
     dfn<PFN_vkGetDeviceQueue>("vkGetDeviceQueue")(device, family, 0, &queue);
-    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, nullptr, 0, family};
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, nullptr, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, family};
     dfn<PFN_vkCreateCommandPool>("vkCreateCommandPool")(device, &pci, nullptr, &pool);
     return true;
   }
@@ -168,7 +198,9 @@ TEST_CASE("vulkan host device: OmniGEMM records into the application's command b
     MESSAGE("SKIPPED vulkan: host device: " << app.skip_reason);
     return;
   }
-  CHECK(og_vulkan_required_device_extensions(app.instance, app.physical, nullptr, 0) == 0);
+  // What OmniGEMM asks for is what the device offers of the cooperative-matrix extensions.
+  CHECK(og_vulkan_required_device_extensions(app.instance, app.physical, nullptr, 0) == app.extensions.size());
+  CHECK(og_vulkan_required_device_extensions(nullptr, nullptr, nullptr, 0) == 0);
   og_vulkan_host_handles handles{};
   handles.instance = app.instance;
   handles.physical_device = app.physical;
@@ -176,7 +208,9 @@ TEST_CASE("vulkan host device: OmniGEMM records into the application's command b
   handles.queue_family_index = app.family;
   handles.queue = app.queue;
   handles.get_instance_proc_addr = reinterpret_cast<void*>(app.gipa);
-  handles.api_version = VK_API_VERSION_1_2;
+  handles.api_version = app.api_version;
+  handles.enabled_device_extensions = app.extensions.data();
+  handles.enabled_device_extension_count = uint32_t(app.extensions.size());
   HostMatrix A(37, 29, Dtype::f16), B(29, 45, Dtype::bf16, Layout::col_major), D(37, 45, Dtype::f32);
   A.randomize();
   B.randomize();
@@ -232,6 +266,38 @@ TEST_CASE("vulkan host device: OmniGEMM records into the application's command b
     r = compare(D, ref);
     CHECK(r.non_finite == 0);
     CHECK(r.rel_error <= tolerance(Dtype::f32, 29));
+
+    // 3. Where the application enabled what og_vulkan_required_device_extensions lists, the
+    //    cooperative-matrix path runs on its device too, recorded into its command buffer.
+    if (app.extensions.empty()) MESSAGE("SKIPPED vulkan host device coopmat: " << "the device offers no KHR cooperative matrix");
+    for (size_t t = 0; t < app.extensions.size(); ++t) {
+      const Dtype mul = t == 0 ? Dtype::f16 : Dtype::bf16;  // bf16 comes second in the list
+      CAPTURE(std::string(name(mul)));
+      HostMatrix A2(200, 136, mul), B2(136, 264, mul, Layout::col_major), D2(200, 264, Dtype::f16);
+      A2.randomize();
+      B2.randomize();
+      D2.poison();
+      App::Buffer b2a = app.buffer(A2.bytes), b2b = app.buffer(B2.bytes), b2d = app.buffer(D2.bytes);
+      Gemm g2;
+      g2.a = A2.view(Memory::vulkan(uint64_t(reinterpret_cast<uintptr_t>(b2a.buffer))));
+      g2.b = B2.view(Memory::vulkan(uint64_t(reinterpret_cast<uintptr_t>(b2b.buffer))));
+      g2.d = D2.view(Memory::vulkan(uint64_t(reinterpret_cast<uintptr_t>(b2d.buffer))));
+      g2.config = "128x128x32-g8-s2-w4-x1";
+      REQUIRE(app.dfn<PFN_vkResetCommandBuffer>("vkResetCommandBuffer")(cmd, 0) == VK_SUCCESS);
+      app.dfn<PFN_vkBeginCommandBuffer>("vkBeginCommandBuffer")(cmd, &bi);
+      s = ctx->run_async(g2, cmd);
+      REQUIRE_MESSAGE(s.ok(), s.message);
+      app.dfn<PFN_vkCmdPipelineBarrier>("vkCmdPipelineBarrier")(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                                                VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &after, 0, nullptr, 0, nullptr);
+      app.dfn<PFN_vkEndCommandBuffer>("vkEndCommandBuffer")(cmd);
+      REQUIRE(app.dfn<PFN_vkQueueSubmit>("vkQueueSubmit")(app.queue, 1, &si, VK_NULL_HANDLE) == VK_SUCCESS);
+      REQUIRE(app.dfn<PFN_vkQueueWaitIdle>("vkQueueWaitIdle")(app.queue) == VK_SUCCESS);
+      app.read(b2d, D2.bytes.data());
+      r = compare(D2, reference_gemm(A2, B2, nullptr, nullptr, EpilogueSpec{}, 1));
+      CHECK(r.non_finite == 0);
+      CHECK(r.rel_error <= tolerance(Dtype::f16, 136));
+      for (App::Buffer* b : {&b2a, &b2b, &b2d}) app.free(*b);
+    }
   }  // the context goes first; the application's device outlives it
   for (App::Buffer* b : {&ba, &bb, &bd, &bbias}) app.free(*b);
   CHECK(g_app_validation_messages == 0);
