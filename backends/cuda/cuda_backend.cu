@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -80,6 +81,10 @@ class CudaBackend final : public Backend {
     return {};
   }
   ~CudaBackend() override {
+    for (auto& [stream, w] : workspaces_) {
+      if (w.partials) cudaFree(w.partials);
+      if (w.counters) cudaFree(w.counters);
+    }
     if (start_) cudaEventDestroy(start_);
     if (stop_) cudaEventDestroy(stop_);
   }
@@ -112,6 +117,10 @@ class CudaBackend final : public Backend {
       if (!plan_sm90(p, cfg, &l, &why))
         return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " (Hopper TMA/wgmma kernel) cannot run this problem: " + why);
       l.stream = s;
+      if (l.split_k > 1) {
+        Status ws = split_workspace(p, cfg, s, l);
+        if (!ws) return ws;
+      }
       cudaError_t e = cudaErrorInvalidValue;
       if (p.a.dtype == OG_DTYPE_F16) e = sm90::launch_f16(l);
       else if (p.a.dtype == OG_DTYPE_BF16) e = sm90::launch_bf16(l);
@@ -256,16 +265,24 @@ class CudaBackend final : public Backend {
     if (!wg_m)
       return fail(pingpong         ? "ping-pong tiles must be 64x256 or 128x128"
                   : cluster_m > 1 ? "multicast tiles must be 128x256"
-                                  : "tiles must be 128x256, 256x128, 128x128 or 128x64");
+                                  : "tiles must be 128x256, 256x128, 128x192, 128x128 or 128x64");
     if (c.block_k * eb != 128) return fail("BLOCK_K must be 128 bytes of K (" + std::to_string(128 / eb) + " elements)");
     if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
-    if (c.split_k != 1) return fail("split-K is not implemented for this kernel");
+    if (c.split_k > kMaxSplitK) return fail("split_k above " + std::to_string(kMaxSplitK));
     if (c.stages < 2) return fail("needs at least 2 pipeline stages");
     const size_t smem = sm90::shared_bytes(c.block_m, c.block_n, c.stages);
     if (smem > size_t(info_.limits.max_shared_bytes))
       return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
     if (p.k < 1) return fail("K must be at least 1 (a TMA box needs a non-empty K extent)");
     if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
+    if (c.split_k > 1) {
+      const long long tiles = sm90::split_tiles((p.m + c.block_m - 1) / c.block_m, (p.n + c.block_n - 1) / c.block_n,
+                                                p.batch, cluster_m);
+      if (sm90::partial_floats(tiles, c.block_m, c.block_n, c.split_k) > kMaxPartialFloats)
+        return fail("the split-K workspace would exceed " + std::to_string(kMaxPartialFloats * 4 >> 20) +
+                    " MiB: split_k 1 for a problem this large");
+      if (tiles * c.split_k > 0x7fffffffLL) return fail("more than 2^31 - 1 work items");
+    }
 
     // Operand layouts. A (M x K): K-major when stride_col == 1, M-major when stride_row == 1.
     // B (K x N): K-major when stride_row == 1, N-major when stride_col == 1.
@@ -286,7 +303,8 @@ class CudaBackend final : public Backend {
     l->ep = epilogue_args(p);
     const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
     if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
-    l->grid = int(std::min<long long>(tiles, info_.limits.compute_units));
+    l->split_k = c.split_k;
+    l->grid = int(std::min<long long>(tiles * c.split_k, info_.limits.compute_units));
     const int block_k = 128 / eb;
     // K-major: rows of K (box: BLOCK_K x tile rows); MN-major: rows of M or N (box: 64 x BLOCK_K).
     if (!encode_operand(l->map_a, p.a, eb, a_k_major ? p.k : p.m, a_k_major ? p.m : p.k,
@@ -335,8 +353,48 @@ class CudaBackend final : public Backend {
     return true;
   }
 
+  // Split-K workspace, one per stream (launches on one stream run in order; two streams must not
+  // share partials or counters). Grown on demand, never shrunk; counters zeroed on allocation
+  // (each launch leaves them zero).
+  struct SplitWorkspace {
+    float* partials = nullptr;
+    int* counters = nullptr;
+    long long floats = 0, count = 0;
+  };
+  static constexpr int kMaxSplitK = 16;
+  static constexpr long long kMaxPartialFloats = 1ll << 28;  // 1 GiB
+  Status split_workspace(const Problem& p, const Config& c, cudaStream_t s, sm90::Launch& l) {
+    const int cluster_m = c.extra == kFamilySm90Multicast ? 2 : 1;
+    const long long tiles =
+        sm90::split_tiles((p.m + c.block_m - 1) / c.block_m, (p.n + c.block_n - 1) / c.block_n, p.batch, cluster_m);
+    const long long floats = sm90::partial_floats(tiles, c.block_m, c.block_n, c.split_k), count = sm90::counter_count(tiles);
+    std::lock_guard<std::mutex> lock(workspace_mutex_);
+    SplitWorkspace& w = workspaces_[s];
+    if (w.floats < floats) {
+      if (w.partials) cudaFree(w.partials);  // synchronises: no launch still uses it
+      w.partials = nullptr;
+      w.floats = 0;
+      OG_CUDA_TRY(cudaMalloc(&w.partials, size_t(floats) * sizeof(float)),
+                  ("cudaMalloc of the split-K workspace (" + std::to_string(floats * 4) + " bytes)").c_str());
+      w.floats = floats;
+    }
+    if (w.count < count) {
+      if (w.counters) cudaFree(w.counters);
+      w.counters = nullptr;
+      w.count = 0;
+      OG_CUDA_TRY(cudaMalloc(&w.counters, size_t(count) * sizeof(int)), "cudaMalloc of the split-K counters");
+      OG_CUDA_TRY(cudaMemsetAsync(w.counters, 0, size_t(count) * sizeof(int), s), "cudaMemsetAsync");
+      w.count = count;
+    }
+    l.partials = w.partials;
+    l.counters = w.counters;
+    return {};
+  }
+
   DeviceInfo info_;
   int device_ = 0;
+  std::mutex workspace_mutex_;
+  std::map<cudaStream_t, SplitWorkspace> workspaces_;
   long long max_grid_z_ = 65535;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   PFN_cuTensorMapEncodeTiled_v12000 encode_tiled_ = nullptr;  // set on sm_90 devices only

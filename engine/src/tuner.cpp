@@ -57,7 +57,10 @@ Config Tuner::heuristic(const Backend& be, const Problem& p, const std::vector<C
     const double occupancy = tiles / (waves * units);
     const double useful = double(p.m) * double(p.n) / (tm * c.block_m * tn * c.block_n);
     const double intensity = double(c.block_m) * c.block_n / double(c.block_m + c.block_n);
-    const double score = occupancy * useful * std::log2(1.0 + intensity);
+    // Split-K fills the machine with slices but every extra slice writes and reads back a
+    // partial tile: it must buy more occupancy than it costs.
+    const double split_cost = 1.0 + 0.15 * (c.split_k - 1);
+    const double score = occupancy * useful * std::log2(1.0 + intensity) / split_cost;
     if (score > best_score) { best_score = score; best = c; }
   }
   return best;

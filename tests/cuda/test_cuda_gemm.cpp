@@ -115,7 +115,8 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
     MESSAGE("SKIPPED cuda: sanitizer subset: " << device.name << " is not an sm_90 device");
     return;
   }
-  for (const char* config : {"128x256x64-g8-s4-w12-x1", "64x256x64-g8-s4-w12-x2", "128x256x64-g8-s4-w12-x3"}) {
+  for (const char* config : {"128x256x64-g8-s4-w12-x1", "64x256x64-g8-s4-w12-x2", "128x256x64-g8-s4-w12-x3",
+                             "128x64x64-g8-s8-w12-k4-x1"}) {
     Case c{515, 300, 200, 2};
     c.config = config;
     c.tma_aligned = c.d_aligned = true;

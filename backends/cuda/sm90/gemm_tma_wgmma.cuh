@@ -32,6 +32,11 @@ struct KernelArgs {
   int num_pid_m, num_pid_n, group_m, batch;
   int k_tiles;  // ceil(K / BLOCK_K)
   int stages;   // depth of the shared-memory ring
+  // Split-K (split_k > 1): every tile's K-tiles are cut into split_k slices, each a work item
+  // of its own; see reduce_slices.
+  int split_k;
+  float* partials;  // [tile][64-row half][slice][accumulator register][thread]
+  int* counters;    // [tile][64-row half], zero between launches
   cuda::EpilogueArgs ep;
 };
 
@@ -145,6 +150,44 @@ __device__ __forceinline__ void fence_registers(float (&r)[N]) {
 }
 #endif
 
+#ifdef OG_SM90A_DEVICE
+// Split-K: a consumer that finished its slice of a tile (its `part`: the tile's 64 * WG_M rows
+// it owns) stores its accumulators to `partials` in register order (coalesced, no index math)
+// and counts itself on the part's counter. The last slice to arrive sums every slice's
+// partials in slice order (the result does not depend on which slice came last), resets the
+// counter for the next launch and returns true: it runs the epilogue. No slice ever waits.
+template <class S>
+__device__ __forceinline__ bool reduce_slices(float (&acc)[S::WG_M][S::BLOCK_N / 2], const KernelArgs& p, long long part,
+                                              int k_slice, int consumer, int thread) {
+  constexpr int kRegs = S::WG_M * (S::BLOCK_N / 2), kPartFloats = kRegs * 128;
+  float* slices = p.partials + part * p.split_k * kPartFloats;
+  float* mine = slices + (long long)k_slice * kPartFloats;
+#pragma unroll
+  for (int r = 0; r < S::WG_M; ++r)
+#pragma unroll
+    for (int i = 0; i < S::BLOCK_N / 2; ++i) __stcg(mine + (r * (S::BLOCK_N / 2) + i) * 128 + thread, acc[r][i]);
+  __threadfence();  // these stores are visible device-wide before the count below
+  consumer_barrier(consumer);
+  int arrived = 0;
+  if (thread == 0) arrived = atomicAdd(p.counters + part, 1) + 1;
+  if (!consumer_any(consumer, arrived == p.split_k)) return false;
+  __threadfence();  // the other slices' stores, seen through their counts
+  if (thread == 0) p.counters[part] = 0;
+#pragma unroll
+  for (int r = 0; r < S::WG_M; ++r)
+#pragma unroll
+    for (int i = 0; i < S::BLOCK_N / 2; ++i) acc[r][i] = 0.0f;
+  for (int slice = 0; slice < p.split_k; ++slice) {
+    const float* from = slices + (long long)slice * kPartFloats + thread;
+#pragma unroll
+    for (int r = 0; r < S::WG_M; ++r)
+#pragma unroll
+      for (int i = 0; i < S::BLOCK_N / 2; ++i) acc[r][i] += __ldcg(from + (r * (S::BLOCK_N / 2) + i) * 128);
+  }
+  return true;
+}
+#endif
+
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, 1)
     gemm_tma_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, KernelArgs p) {
@@ -164,7 +207,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const int cluster = int(blockIdx.x) / S::CLUSTER_M, clusters = int(gridDim.x) / S::CLUSTER_M;
   const int pid_groups_m = (p.num_pid_m + S::CLUSTER_M - 1) / S::CLUSTER_M;
   const int group_m = S::CLUSTER_M > 1 ? (p.group_m + 1) / 2 : p.group_m;
-  const int total_work = og_work_count(pid_groups_m, p.num_pid_n, 1, p.batch);
+  const int total_work = og_work_count(pid_groups_m, p.num_pid_n, p.split_k, p.batch);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < p.stages; ++s) {
@@ -186,9 +229,11 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       int stage = 0;
       unsigned phase = 0;
       for (int w = og_persistent_first(cluster); w < total_work; w = og_persistent_next(w, clusters)) {
-        const OgWork item = og_work_item(w, pid_groups_m, p.num_pid_n, group_m, 1);
+        const OgWork item = og_work_item(w, pid_groups_m, p.num_pid_n, group_m, p.split_k);
         const int m0 = (item.pid_m * S::CLUSTER_M + rank) * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
-        for (int kt = 0; kt < p.k_tiles; ++kt) {
+        int kt_begin, kt_end;
+        og_split_k_range(p.k_tiles, p.split_k, item.k_slice, kt_begin, kt_end);
+        for (int kt = kt_begin; kt < kt_end; ++kt) {
           mbar_wait(&empty[stage], phase ^ 1u);  // a fresh barrier counts as released
           mbar_expect_tx(&full[stage], S::kStageBytes);
           unsigned char* a_tile = smem + size_t(stage) * S::kStageBytes;
@@ -233,27 +278,32 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       mbar_arrive(bar);
       if constexpr (S::CLUSTER_M > 1) mbar_arrive_cluster(bar, unsigned(rank ^ 1));
     };
-    // The producer fills the ring with every work item's K-tiles in order, so the K-tiles of
-    // this program's j-th item start at ring position j * k_tiles.
+    // The producer fills the ring with every work item's K-tiles in order: ring_pos counts the
+    // K-tiles of this program's earlier items (the other consumer's too, in ping-pong).
     int j = 0;
+    long long ring_pos = 0;
     unsigned turn_phase = 0, chunk_sequence = 0;
     for (int w = og_persistent_first(cluster); w < total_work; w = og_persistent_next(w, clusters), ++j) {
+      const OgWork item = og_work_item(w, pid_groups_m, p.num_pid_n, group_m, p.split_k);
+      int kt_begin, kt_end;
+      og_split_k_range(p.k_tiles, p.split_k, item.k_slice, kt_begin, kt_end);
+      const int item_k_tiles = kt_end - kt_begin;
+      const long long item_pos = ring_pos;
+      ring_pos += item_k_tiles;
       if (S::PINGPONG && (j & 1) != consumer) continue;  // the other consumer's item
       if (S::PINGPONG && j > 0) {
         mbar_wait(&turn[consumer], turn_phase);
         turn_phase ^= 1u;
       }
-      const OgWork item = og_work_item(w, pid_groups_m, p.num_pid_n, group_m, 1);
-      const long long ring_pos = (long long)j * p.k_tiles;
-      int stage = int(ring_pos % p.stages);
-      unsigned phase = unsigned(ring_pos / p.stages) & 1u;
+      int stage = int(item_pos % p.stages);
+      unsigned phase = unsigned(item_pos / p.stages) & 1u;
 #pragma unroll
       for (int r = 0; r < S::WG_M; ++r)
 #pragma unroll
         for (int i = 0; i < S::BLOCK_N / 2; ++i) acc[r][i] = 0.0f;
 
       int previous = -1;
-      for (int kt = 0; kt < p.k_tiles; ++kt) {
+      for (int kt = 0; kt < item_k_tiles; ++kt) {
         mbar_wait(&full[stage], phase);
         const uint32_t a_tile = smem_addr(smem + size_t(stage) * S::kStageBytes);
         const uint32_t b_tile = a_tile + S::kABytes;
@@ -293,7 +343,13 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       if (previous >= 0 && lane == 0) release(&empty[previous]);
 
       // A tile of a cluster's group beyond M (odd tile count) computes zeros and stores nothing.
-      const int m0 = (item.pid_m * S::CLUSTER_M + rank) * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
+      const int pid_m = item.pid_m * S::CLUSTER_M + rank;
+      if (p.split_k > 1) {
+        const long long tile = ((long long)item.batch * pid_groups_m * S::CLUSTER_M + pid_m) * p.num_pid_n + item.pid_n;
+        if (!reduce_slices<S>(acc, p, tile * S::kTileConsumers + (S::PINGPONG ? 0 : consumer), item.k_slice, consumer, t))
+          continue;  // another slice of this tile finishes it
+      }
+      const int m0 = pid_m * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
       store_tile<S::WG_M, S::BLOCK_N>(acc, p.ep, item.batch, p.m, p.n, m0 + (S::PINGPONG ? 0 : consumer * S::WG_M) * 64, n0,
                                       smem + staging_offset(S::BLOCK_M, S::BLOCK_N, p.stages) + consumer * 2 * kChunkBytes,
                                       consumer, t, chunk_sequence);

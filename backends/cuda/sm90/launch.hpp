@@ -18,6 +18,9 @@ struct Launch {
   bool pingpong;                // each consumer warpgroup owns whole tiles
   int cluster_m;                // 2: clusters of two programs share (multicast) the B tile
   bool a_mn_major, b_mn_major;  // operand layout in global (and shared) memory
+  int split_k;                  // K slices per tile (1: none)
+  float* partials;              // split-K workspace (split_k > 1): partial_floats(...) floats
+  int* counters;                // ... and counter_count(...) ints, zero between launches
   int grid;                     // persistent programs
   size_t max_shared;            // the device's opt-in shared memory per block
   cuda::EpilogueArgs ep;
@@ -30,7 +33,7 @@ cudaError_t launch_bf16(const Launch& l);
 cudaError_t launch_fp8(const Launch& l, bool a_e5m2, bool b_e5m2);
 
 // The shapes instantiated: (block_n, wg_m, ping-pong, cluster_m).
-constexpr int kShapes[][4] = {{256, 1, 0, 1}, {128, 1, 0, 1}, {128, 2, 0, 1}, {64, 1, 0, 1},
+constexpr int kShapes[][4] = {{256, 1, 0, 1}, {192, 1, 0, 1}, {128, 1, 0, 1}, {128, 2, 0, 1}, {64, 1, 0, 1},
                               {256, 1, 1, 1}, {128, 2, 1, 1}, {256, 1, 0, 2}};
 
 // Shared memory, 1024-byte aligned (the 128-byte swizzle's period): a ring of `stages` (A, B)
@@ -51,5 +54,15 @@ __host__ __device__ constexpr size_t barrier_offset(int block_m, int block_n, in
 __host__ __device__ constexpr size_t shared_bytes(int block_m, int block_n, int stages) {
   return 1024 + barrier_offset(block_m, block_n, stages) + size_t(stages) * 16 + 16;
 }
+
+// Split-K workspace of a launch: the f32 partial accumulators of every slice of every tile
+// (tile rows rounded up to whole clusters) and one arrival counter per 64 * WG_M-row part.
+constexpr long long split_tiles(long long num_pid_m, long long num_pid_n, long long batch, int cluster_m) {
+  return (num_pid_m + cluster_m - 1) / cluster_m * cluster_m * num_pid_n * batch;
+}
+constexpr long long partial_floats(long long tiles, int block_m, int block_n, int split_k) {
+  return tiles * block_m * block_n * split_k;
+}
+constexpr long long counter_count(long long tiles) { return tiles * kConsumers; }
 
 }  // namespace omnigemm::detail::sm90

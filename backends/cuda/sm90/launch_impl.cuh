@@ -30,6 +30,9 @@ cudaError_t launch_shape(const Launch& l) {
   args.group_m = l.group_m;
   args.k_tiles = (l.k + S::BLOCK_K - 1) / S::BLOCK_K;
   args.stages = l.stages;
+  args.split_k = l.split_k;
+  args.partials = l.partials;
+  args.counters = l.counters;
   args.ep = l.ep;
   if constexpr (S::CLUSTER_M == 1) {
     gemm_tma_wgmma<S><<<l.grid, S::kThreads, smem, l.stream>>>(l.map_a, l.map_b, args);
@@ -54,7 +57,8 @@ cudaError_t launch_shape(const Launch& l) {
       if (n <= 0) return cudaErrorInvalidConfiguration;
       max_clusters.store(n, std::memory_order_relaxed);
     }
-    const long long groups = (long long)((args.num_pid_m + S::CLUSTER_M - 1) / S::CLUSTER_M) * args.num_pid_n * args.batch;
+    const long long groups =
+        (long long)((args.num_pid_m + S::CLUSTER_M - 1) / S::CLUSTER_M) * args.num_pid_n * args.batch * args.split_k;
     config.gridDim = dim3(unsigned(S::CLUSTER_M * std::min<long long>(groups, max_clusters.load(std::memory_order_relaxed))));
     return cudaLaunchKernelEx(&config, gemm_tma_wgmma<S>, l.map_a, l.map_b, args);
   }
@@ -72,6 +76,7 @@ cudaError_t launch_layout(const Launch& l) {
     return cudaErrorInvalidValue;
   }
   if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN, false>>(l);
+  if (l.block_n == 192 && l.wg_m == 1) return launch_shape<Shape<192, 1, TA, TB, A_MN, B_MN, false>>(l);
   if (l.block_n == 128 && l.wg_m == 1) return launch_shape<Shape<128, 1, TA, TB, A_MN, B_MN, false>>(l);
   if (l.block_n == 128 && l.wg_m == 2) return launch_shape<Shape<128, 2, TA, TB, A_MN, B_MN, false>>(l);
   if (l.block_n == 64 && l.wg_m == 1) return launch_shape<Shape<64, 1, TA, TB, A_MN, B_MN, false>>(l);

@@ -94,6 +94,16 @@ static __device__ __noinline__ void finish_generic_chunk(const cuda::EpilogueArg
 __device__ __forceinline__ void consumer_barrier(int consumer) {
   asm volatile("bar.sync %0, 128;" ::"r"(1 + consumer) : "memory");
 }
+// A consumer-wide barrier that also tells every thread whether `pred` held for any of them.
+__device__ __forceinline__ bool consumer_any(int consumer, bool pred) {
+  uint32_t any;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\nbar.red.or.pred q, %2, 128, p;\nselp.u32 %0, 1, 0, q;\n}"
+      : "=r"(any)
+      : "r"(uint32_t(pred)), "r"(1 + consumer)
+      : "memory");
+  return any != 0;
+}
 
 // Writes one consumer's WG_M x (64 x BLOCK_N) accumulator blocks: block r covers rows
 // row0 + 64 r .. and columns col0 .. col0 + BLOCK_N - 1. Accumulator register 4j + 2h + e of

@@ -36,6 +36,21 @@ namespace omnigemm::detail::sm90 {
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])                                                                   \
                : "l"(desc_a), "l"(desc_b))
 
+#define OG_WGMMA_K16_N192(TYPES)                                                          \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                              \
+               "wgmma.mma_async.sync.aligned.m64n192k16.f32." TYPES " "                     \
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "                                                      \
+               "%96, %97, p, 1, 1, %98, %99;\n}\n"                                       \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])                                                                   \
+               : "l"(desc_a), "l"(desc_b), "n"(TRANS_A), "n"(TRANS_B))
+#define OG_WGMMA_K32_N192(TYPES)                                                          \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                              \
+               "wgmma.mma_async.sync.aligned.m64n192k32.f32." TYPES " "                     \
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "                                                      \
+               "%96, %97, p, 1, 1;\n}\n"                                                     \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])                                                                   \
+               : "l"(desc_a), "l"(desc_b))
+
 #define OG_WGMMA_K16_N256(TYPES)                                                          \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                              \
                "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPES " "                     \
@@ -64,6 +79,9 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   else if constexpr (N == 128 && TA == WgmmaType::f16 && TB == WgmmaType::f16) {
     OG_WGMMA_K16_N128("f16.f16");
   }
+  else if constexpr (N == 192 && TA == WgmmaType::f16 && TB == WgmmaType::f16) {
+    OG_WGMMA_K16_N192("f16.f16");
+  }
   else if constexpr (N == 256 && TA == WgmmaType::f16 && TB == WgmmaType::f16) {
     OG_WGMMA_K16_N256("f16.f16");
   }
@@ -72,6 +90,9 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   }
   else if constexpr (N == 128 && TA == WgmmaType::bf16 && TB == WgmmaType::bf16) {
     OG_WGMMA_K16_N128("bf16.bf16");
+  }
+  else if constexpr (N == 192 && TA == WgmmaType::bf16 && TB == WgmmaType::bf16) {
+    OG_WGMMA_K16_N192("bf16.bf16");
   }
   else if constexpr (N == 256 && TA == WgmmaType::bf16 && TB == WgmmaType::bf16) {
     OG_WGMMA_K16_N256("bf16.bf16");
@@ -82,6 +103,9 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   else if constexpr (N == 128 && TA == WgmmaType::e4m3 && TB == WgmmaType::e4m3) {
     OG_WGMMA_K32_N128("e4m3.e4m3");
   }
+  else if constexpr (N == 192 && TA == WgmmaType::e4m3 && TB == WgmmaType::e4m3) {
+    OG_WGMMA_K32_N192("e4m3.e4m3");
+  }
   else if constexpr (N == 256 && TA == WgmmaType::e4m3 && TB == WgmmaType::e4m3) {
     OG_WGMMA_K32_N256("e4m3.e4m3");
   }
@@ -90,6 +114,9 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   }
   else if constexpr (N == 128 && TA == WgmmaType::e4m3 && TB == WgmmaType::e5m2) {
     OG_WGMMA_K32_N128("e4m3.e5m2");
+  }
+  else if constexpr (N == 192 && TA == WgmmaType::e4m3 && TB == WgmmaType::e5m2) {
+    OG_WGMMA_K32_N192("e4m3.e5m2");
   }
   else if constexpr (N == 256 && TA == WgmmaType::e4m3 && TB == WgmmaType::e5m2) {
     OG_WGMMA_K32_N256("e4m3.e5m2");
@@ -100,6 +127,9 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   else if constexpr (N == 128 && TA == WgmmaType::e5m2 && TB == WgmmaType::e4m3) {
     OG_WGMMA_K32_N128("e5m2.e4m3");
   }
+  else if constexpr (N == 192 && TA == WgmmaType::e5m2 && TB == WgmmaType::e4m3) {
+    OG_WGMMA_K32_N192("e5m2.e4m3");
+  }
   else if constexpr (N == 256 && TA == WgmmaType::e5m2 && TB == WgmmaType::e4m3) {
     OG_WGMMA_K32_N256("e5m2.e4m3");
   }
@@ -108,6 +138,9 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   }
   else if constexpr (N == 128 && TA == WgmmaType::e5m2 && TB == WgmmaType::e5m2) {
     OG_WGMMA_K32_N128("e5m2.e5m2");
+  }
+  else if constexpr (N == 192 && TA == WgmmaType::e5m2 && TB == WgmmaType::e5m2) {
+    OG_WGMMA_K32_N192("e5m2.e5m2");
   }
   else if constexpr (N == 256 && TA == WgmmaType::e5m2 && TB == WgmmaType::e5m2) {
     OG_WGMMA_K32_N256("e5m2.e5m2");
@@ -119,6 +152,8 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
 #undef OG_WGMMA_K32_N64
 #undef OG_WGMMA_K16_N128
 #undef OG_WGMMA_K32_N128
+#undef OG_WGMMA_K16_N192
+#undef OG_WGMMA_K32_N192
 #undef OG_WGMMA_K16_N256
 #undef OG_WGMMA_K32_N256
 
