@@ -1,7 +1,7 @@
 #version 450
-// KHR cooperative-matrix GEMM (16-bit multiplicands, f32 accumulation). Same bindings, push
-// constants and specialization ids 0..11 as gemm_portable.comp, so one descriptor/pipeline layout
-// serves both. The fragment shape (CM_M x CM_N x CM_K) comes from
+// KHR cooperative-matrix GEMM (16-bit multiplicands, f32 accumulation). Bindings, push constants
+// and specialization ids 0..11 come from gemm_common.glsl, as in every GEMM shader, so one
+// descriptor/pipeline layout serves them all. The fragment shape (CM_M x CM_N x CM_K) comes from
 // vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR at run time (ids 12..14), never hard-coded.
 //
 // Multiplicand type: this file is compiled once, with f16 multiplicands (MUL_T). The bf16 module
@@ -31,21 +31,10 @@
 #extension GL_EXT_control_flow_attributes : require
 
 #include "omnigemm/tile_schedule.h"
+#include "gemm_common.glsl"  // spec ids 0..11, bindings, push constants, decoders, epilogue
 
 #define MUL_T float16_t
 
-layout(constant_id = 0) const uint BLOCK_M = 128;
-layout(constant_id = 1) const uint BLOCK_N = 128;
-layout(constant_id = 2) const uint BLOCK_K = 32;
-layout(constant_id = 3) const int GROUP_M = 8;
-layout(constant_id = 4) const uint THREADS = 128;
-layout(constant_id = 5) const uint A_TYPE = 1;
-layout(constant_id = 6) const uint B_TYPE = 1;
-layout(constant_id = 7) const uint C_TYPE = 99;
-layout(constant_id = 8) const uint D_TYPE = 0;
-layout(constant_id = 9) const uint BIAS_MODE = 0;
-layout(constant_id = 10) const uint BIAS_TYPE = 0;
-layout(constant_id = 11) const uint ACTIVATION = 0;
 layout(constant_id = 12) const uint CM_M = 16;
 layout(constant_id = 13) const uint CM_N = 16;
 layout(constant_id = 14) const uint CM_K = 16;
@@ -56,61 +45,12 @@ layout(constant_id = 18) const uint MUL_BF16 = 0;   // 1 in the host's bf16 modu
 layout(constant_id = 19) const uint A_M_CONTIG = 0; // 1: A's M index is the contiguous one (staged K x M)
 layout(constant_id = 20) const uint B_K_CONTIG = 0; // 1: B's K index is the contiguous one (staged N x K)
 
-layout(local_size_x_id = 4) in;
-
-layout(std430, set = 0, binding = 0) readonly buffer A32 { float a32[]; };
-layout(std430, set = 0, binding = 1) readonly buffer A16 { uint16_t a16[]; };
-layout(std430, set = 0, binding = 2) readonly buffer A8 { uint8_t a8[]; };
-layout(std430, set = 0, binding = 3) readonly buffer B32 { float b32[]; };
-layout(std430, set = 0, binding = 4) readonly buffer B16 { uint16_t b16[]; };
-layout(std430, set = 0, binding = 5) readonly buffer B8 { uint8_t b8[]; };
-layout(std430, set = 0, binding = 6) readonly buffer C32 { float c32[]; };
-layout(std430, set = 0, binding = 7) readonly buffer C16 { uint16_t c16[]; };
-layout(std430, set = 0, binding = 8) buffer D32 { float d32[]; };
-layout(std430, set = 0, binding = 9) buffer D16 { uint16_t d16[]; };
-layout(std430, set = 0, binding = 10) readonly buffer Bias32 { float bias32[]; };
-layout(std430, set = 0, binding = 11) readonly buffer Bias16 { uint16_t bias16[]; };
 // Vector views of the same bindings (descriptor aliasing): 8 16-bit inputs per A/B load, 4
 // outputs per D store, used where the contiguous dimension, the strides and the base allow.
 layout(std430, set = 0, binding = 1) readonly buffer A16v { uvec4 a_vec[]; };
 layout(std430, set = 0, binding = 4) readonly buffer B16v { uvec4 b_vec[]; };
 layout(std430, set = 0, binding = 8) buffer D32v { uvec4 d32_vec[]; };
 layout(std430, set = 0, binding = 9) buffer D16v { uvec2 d16_vec[]; };
-
-layout(push_constant) uniform Params {
-  uint M, N, K;
-  uint num_pid_m, num_pid_n, pid_base;
-  uint a_sr, a_sc, a_bs, b_sr, b_sc, b_bs;
-  uint c_sr, c_sc, c_bs, d_sr, d_sc, d_bs;
-  uint bias_bs, batch_base;
-  uint a_off, b_off, c_off, d_off, bias_off;
-  float alpha, beta, slope;
-} p;
-
-// Decoders/encoders: the same definitions as gemm_portable.comp (omnigemm/numeric.hpp semantics).
-float decode_f16(uint h) {
-  uint e = (h >> 10) & 31u, m = h & 1023u;
-  float s = (h & 0x8000u) != 0u ? -1.0 : 1.0;
-  if (e == 0u) return s * float(m) * exp2(-24.0);
-  if (e == 31u) return m == 0u ? s * uintBitsToFloat(0x7f800000u) : uintBitsToFloat(0x7fc00000u);
-  return uintBitsToFloat(((h & 0x8000u) << 16) | ((e + 112u) << 23) | (m << 13));
-}
-float decode_bf16(uint h) { return uintBitsToFloat(h << 16); }
-float decode_e4m3(uint b) {
-  uint e = (b >> 3) & 15u, m = b & 7u;
-  float s = (b & 0x80u) != 0u ? -1.0 : 1.0;
-  if (e == 15u && m == 7u) return uintBitsToFloat(0x7fc00000u);
-  if (e == 0u) return s * float(m) * exp2(-9.0);
-  return s * (1.0 + float(m) / 8.0) * exp2(float(int(e) - 7));
-}
-float decode(uint type, uint bits) {
-  if (type == 1u) return decode_f16(bits);
-  if (type == 2u) return decode_bf16(bits);
-  if (type == 3u) return decode_e4m3(bits);
-  return decode_f16(bits << 8);  // e5m2 is the top byte of an f16
-}
-float load_c(uint i) { return C_TYPE == 0u ? c32[i] : decode(C_TYPE, uint(c16[i])); }
-float load_bias(uint i) { return BIAS_TYPE == 0u ? bias32[i] : decode(BIAS_TYPE, uint(bias16[i])); }
 
 // The dtype whose bits the multiplicands use as they are (1 f16, 2 bf16); the host passes only
 // that dtype and fp8 to this shader.
@@ -119,38 +59,6 @@ const uint MUL_DTYPE = MUL_BF16 != 0u ? 2u : 1u;
 uint mul_bits(float v) { return MUL_BF16 != 0u ? floatBitsToUint(v) >> 16 : packHalf2x16(vec2(v, 0.0)); }
 uint a_bits(uint i) { return A_TYPE == MUL_DTYPE ? uint(a16[i]) : mul_bits(decode(A_TYPE, uint(a8[i]))); }
 uint b_bits(uint i) { return B_TYPE == MUL_DTYPE ? uint(b16[i]) : mul_bits(decode(B_TYPE, uint(b8[i]))); }
-
-uint encode_f16(float f) {
-  uint x = floatBitsToUint(f);
-  uint sign = (x >> 16) & 0x8000u;
-  x &= 0x7fffffffu;
-  if (x >= 0x7f800000u) return sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u);
-  if (x >= 0x47800000u) return sign | 0x7c00u;
-  if (x < 0x38800000u) {
-    uint shift = 126u - (x >> 23);
-    if (shift > 24u) return sign;
-    uint mant = (x & 0x7fffffu) | 0x800000u;
-    uint q = mant >> shift, rem = mant & ((1u << shift) - 1u), tie = 1u << (shift - 1u);
-    if (rem > tie || (rem == tie && (q & 1u) != 0u)) q += 1u;
-    return sign | q;
-  }
-  uint odd = (x >> 13) & 1u;
-  x += 0xc8000fffu + odd;
-  return sign | (x >> 13);
-}
-uint encode_bf16(float f) {
-  uint x = floatBitsToUint(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;
-  return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-}
-uint encode_out16(float f) { return D_TYPE == 1u ? encode_f16(f) : encode_bf16(f); }
-float activate(float x) {
-  if (ACTIVATION == 1u) return x > 0.0 ? x : 0.0;
-  if (ACTIVATION == 2u) return x >= 0.0 ? x : p.slope * x;
-  if (ACTIVATION == 3u) return 0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
-  if (ACTIVATION == 4u) return x / (1.0 + exp(-x));
-  return x;
-}
 
 const uint WARPS = THREADS / SUBGROUP;
 const uint WARPS_N = WARPS / WARPS_M;
@@ -248,16 +156,7 @@ void store_tiles(uint stage) {
 // alpha, beta*C, bias, activation and rounding for 4 consecutive columns gn.. of row gm < M.
 void write_outputs(uint batch, uint gm, uint gn, vec4 acc4, bool d_vec4) {
   float o[4];
-  [[unroll]] for (uint t = 0; t < 4u; ++t) {
-    const uint n = gn + t;
-    float v = p.alpha * acc4[t];
-    if (n < p.N) {
-      if (C_TYPE != 99u) v += p.beta * load_c(p.c_off + batch * p.c_bs + gm * p.c_sr + n * p.c_sc);
-      if (BIAS_MODE == 1u) v += load_bias(p.bias_off + batch * p.bias_bs + n);
-      if (BIAS_MODE == 2u) v += load_bias(p.bias_off + batch * p.bias_bs + gm);
-    }
-    o[t] = activate(v);
-  }
+  [[unroll]] for (uint t = 0; t < 4u; ++t) o[t] = gn + t < p.N ? epilogue_value(batch, gm, gn + t, acc4[t]) : 0.0;
   const uint di = p.d_off + batch * p.d_bs + gm * p.d_sr + gn * p.d_sc;
   if (d_vec4 && gn + 3u < p.N) {
     if (D_TYPE == 0u) d32_vec[di / 4u] = floatBitsToUint(vec4(o[0], o[1], o[2], o[3]));
@@ -266,9 +165,7 @@ void write_outputs(uint batch, uint gm, uint gn, vec4 acc4, bool d_vec4) {
   }
   [[unroll]] for (uint t = 0; t < 4u; ++t) {
     if (gn + t >= p.N) break;
-    const uint at = di + t * p.d_sc;
-    if (D_TYPE == 0u) d32[at] = o[t];
-    else d16[at] = uint16_t(encode_out16(o[t]));
+    store_d(di + t * p.d_sc, o[t]);
   }
 }
 

@@ -9,71 +9,7 @@
 #extension GL_EXT_shader_8bit_storage : require
 
 #include "omnigemm/tile_schedule.h"
-
-// Tile shape and problem variant, fixed per pipeline (the config space maps onto these).
-layout(constant_id = 0) const uint BLOCK_M = 64;
-layout(constant_id = 1) const uint BLOCK_N = 64;
-layout(constant_id = 2) const uint BLOCK_K = 16;
-layout(constant_id = 3) const int GROUP_M = 8;
-layout(constant_id = 4) const uint THREADS = 128;
-layout(constant_id = 5) const uint A_TYPE = 0;    // og_dtype: 0 f32, 1 f16, 2 bf16, 3 e4m3, 4 e5m2
-layout(constant_id = 6) const uint B_TYPE = 0;
-layout(constant_id = 7) const uint C_TYPE = 99;   // 99: no C term
-layout(constant_id = 8) const uint D_TYPE = 0;
-layout(constant_id = 9) const uint BIAS_MODE = 0; // og_bias_mode
-layout(constant_id = 10) const uint BIAS_TYPE = 0;
-layout(constant_id = 11) const uint ACTIVATION = 0; // og_activation
-
-layout(local_size_x_id = 4) in;
-
-// Each operand is bound once per element width it may have (the same VkBuffer every time).
-layout(std430, set = 0, binding = 0) readonly buffer A32 { float a32[]; };
-layout(std430, set = 0, binding = 1) readonly buffer A16 { uint16_t a16[]; };
-layout(std430, set = 0, binding = 2) readonly buffer A8 { uint8_t a8[]; };
-layout(std430, set = 0, binding = 3) readonly buffer B32 { float b32[]; };
-layout(std430, set = 0, binding = 4) readonly buffer B16 { uint16_t b16[]; };
-layout(std430, set = 0, binding = 5) readonly buffer B8 { uint8_t b8[]; };
-layout(std430, set = 0, binding = 6) readonly buffer C32 { float c32[]; };
-layout(std430, set = 0, binding = 7) readonly buffer C16 { uint16_t c16[]; };
-layout(std430, set = 0, binding = 8) buffer D32 { float d32[]; };
-layout(std430, set = 0, binding = 9) buffer D16 { uint16_t d16[]; };
-layout(std430, set = 0, binding = 10) readonly buffer Bias32 { float bias32[]; };
-layout(std430, set = 0, binding = 11) readonly buffer Bias16 { uint16_t bias16[]; };
-
-// Element strides and offsets (in elements) of op(X); all < 2^31 (checked by the backend).
-layout(push_constant) uniform Params {
-  uint M, N, K;
-  uint num_pid_m, num_pid_n, pid_base;
-  uint a_sr, a_sc, a_bs, b_sr, b_sc, b_bs;
-  uint c_sr, c_sc, c_bs, d_sr, d_sc, d_bs;
-  uint bias_bs, batch_base;
-  uint a_off, b_off, c_off, d_off, bias_off;
-  float alpha, beta, slope;
-} p;
-
-float decode_f16(uint h) {
-  uint e = (h >> 10) & 31u, m = h & 1023u;
-  float s = (h & 0x8000u) != 0u ? -1.0 : 1.0;
-  if (e == 0u) return s * float(m) * exp2(-24.0);
-  if (e == 31u) return m == 0u ? s * uintBitsToFloat(0x7f800000u) : uintBitsToFloat(0x7fc00000u);
-  return uintBitsToFloat(((h & 0x8000u) << 16) | ((e + 112u) << 23) | (m << 13));
-}
-float decode_bf16(uint h) { return uintBitsToFloat(h << 16); }
-float decode_e4m3(uint b) {
-  uint e = (b >> 3) & 15u, m = b & 7u;
-  float s = (b & 0x80u) != 0u ? -1.0 : 1.0;
-  if (e == 15u && m == 7u) return uintBitsToFloat(0x7fc00000u);
-  if (e == 0u) return s * float(m) * exp2(-9.0);
-  return s * (1.0 + float(m) / 8.0) * exp2(float(int(e) - 7));
-}
-float decode_e5m2(uint b) { return decode_f16(b << 8); }  // e5m2 is the top byte of an f16
-
-float decode(uint type, uint bits) {
-  if (type == 1u) return decode_f16(bits);
-  if (type == 2u) return decode_bf16(bits);
-  if (type == 3u) return decode_e4m3(bits);
-  return decode_e5m2(bits);
-}
+#include "gemm_common.glsl"  // spec ids 0..11, bindings, push constants, decoders, epilogue
 
 float load_a(uint i) {
   if (A_TYPE == 0u) return a32[i];
@@ -84,41 +20,6 @@ float load_b(uint i) {
   if (B_TYPE == 0u) return b32[i];
   if (B_TYPE <= 2u) return decode(B_TYPE, uint(b16[i]));
   return decode(B_TYPE, uint(b8[i]));
-}
-float load_c(uint i) { return C_TYPE == 0u ? c32[i] : decode(C_TYPE, uint(c16[i])); }
-float load_bias(uint i) { return BIAS_TYPE == 0u ? bias32[i] : decode(BIAS_TYPE, uint(bias16[i])); }
-
-// Round to nearest even, bit-exact with omnigemm::numeric::f32_to_f16 / f32_to_bf16.
-uint encode_f16(float f) {
-  uint x = floatBitsToUint(f);
-  uint sign = (x >> 16) & 0x8000u;
-  x &= 0x7fffffffu;
-  if (x >= 0x7f800000u) return sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u);
-  if (x >= 0x47800000u) return sign | 0x7c00u;
-  if (x < 0x38800000u) {  // subnormal f16: round on the 2^-24 grid with integer arithmetic
-    uint shift = 126u - (x >> 23);  // the value is (1.m) * 2^(e-127); mantissa bits below 2^-24 go
-    if (shift > 24u) return sign;   // |x| < 2^-25: rounds to zero
-    uint mant = (x & 0x7fffffu) | 0x800000u;
-    uint q = mant >> shift, rem = mant & ((1u << shift) - 1u), tie = 1u << (shift - 1u);
-    if (rem > tie || (rem == tie && (q & 1u) != 0u)) q += 1u;
-    return sign | q;
-  }
-  uint odd = (x >> 13) & 1u;
-  x += 0xc8000fffu + odd;  // rebias by (15 - 127) << 23 (mod 2^32) and round half to even
-  return sign | (x >> 13);
-}
-uint encode_bf16(float f) {
-  uint x = floatBitsToUint(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;
-  return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-}
-
-float activate(float x) {
-  if (ACTIVATION == 1u) return x > 0.0 ? x : 0.0;
-  if (ACTIVATION == 2u) return x >= 0.0 ? x : p.slope * x;
-  if (ACTIVATION == 3u) return 0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
-  if (ACTIVATION == 4u) return x / (1.0 + exp(-x));
-  return x;
 }
 
 // Thread layout: THREADS = ROWS x COLS threads, each owning a THREAD_M x THREAD_N sub-tile.
@@ -172,15 +73,7 @@ void main() {
     for (uint j = 0; j < THREAD_N; ++j) {
       const uint gn = n0 + tx * THREAD_N + j;
       if (gn >= p.N) continue;
-      float v = p.alpha * acc[i][j];
-      if (C_TYPE != 99u) v += p.beta * load_c(p.c_off + batch * p.c_bs + gm * p.c_sr + gn * p.c_sc);
-      if (BIAS_MODE == 1u) v += load_bias(p.bias_off + batch * p.bias_bs + gn);
-      if (BIAS_MODE == 2u) v += load_bias(p.bias_off + batch * p.bias_bs + gm);
-      v = activate(v);
-      const uint di = p.d_off + batch * p.d_bs + gm * p.d_sr + gn * p.d_sc;
-      if (D_TYPE == 0u) d32[di] = v;
-      else if (D_TYPE == 1u) d16[di] = uint16_t(encode_f16(v));
-      else d16[di] = uint16_t(encode_bf16(v));
+      store_d(p.d_off + batch * p.d_bs + gm * p.d_sr + gn * p.d_sc, epilogue_value(batch, gm, gn, acc[i][j]));
     }
   }
 }

@@ -1,5 +1,7 @@
-// Vulkan backend: the portable shader path (shaders/gemm_portable.comp) on any Vulkan 1.2 device,
-// lavapipe included. The loader is dlopen()ed, so the library loads where Vulkan is absent.
+// Vulkan backend: the portable shader path (shaders/gemm_portable.comp, config -x0) on any Vulkan
+// 1.2 device, lavapipe included; KHR cooperative matrices (gemm_coopmat.comp, -x1) and NV
+// cooperative matrix 2 (gemm_coopmat2.comp, -x2) where the device has them. The loader is
+// dlopen()ed, so the library loads where Vulkan is absent.
 //
 // Device handling: its own instance/device, or a host application's (og_vulkan_host_handles).
 // Synchronous runs record into an internal command buffer and wait on a fence; og_gemm_async
@@ -27,6 +29,9 @@
 #include "gemm_portable.spv.h"
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
 #include "gemm_coopmat.spv.h"
+#endif
+#ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
+#include "gemm_coopmat2.spv.h"
 #endif
 #include "omnigemm/omnigemm_vulkan.h"
 #include "vulkan_debug.hpp"
@@ -135,6 +140,7 @@ std::atomic<int> g_validation_messages{0};
   X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer) \
   X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences)          \
   X(vkCreateBuffer) X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements) X(vkAllocateMemory)        \
+  X(vkGetBufferMemoryRequirements2)                                                                \
   X(vkFreeMemory) X(vkBindBufferMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkCmdCopyBuffer)         \
   X(vkCreateShaderModule) X(vkDestroyShaderModule) X(vkCreateDescriptorSetLayout)                  \
   X(vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout)             \
@@ -265,7 +271,7 @@ class VulkanBackend final : public Backend {
     std::vector<Config> out;
     for (const Config& c : config_table(OG_BACKEND_VULKAN))
       if ((c.extra == 0 && layout_ok(c) && config_fits(c, info_.limits, 4, nullptr)) ||
-          (c.extra == 1 && coopmat_ok(p, c, nullptr)))
+          (c.extra == 1 && coopmat_ok(p, c, nullptr)) || (c.extra == 2 && coopmat2_ok(p, c, nullptr)))
         out.push_back(c);
     return out;
   }
@@ -274,11 +280,13 @@ class VulkanBackend final : public Backend {
     std::string why;
     if (cfg.extra == 1 && !coopmat_ok(p, cfg, &why))
       return error(StatusCode::unsupported, "vulkan: config " + cfg.to_string() + " (KHR cooperative matrix) cannot run: " + why +
-                                                " (this device runs -x0, the portable path" +
-                                                (coopmat_ ? std::string(", and -x1 for f16/fp8") + (coopmat_bf16_ ? "/bf16" : "") + " inputs)" : ")"));
-    if (cfg.extra > 1)
+                                                "; " + supported_paths());
+    if (cfg.extra == 2 && !coopmat2_ok(p, cfg, &why))
+      return error(StatusCode::unsupported, "vulkan: config " + cfg.to_string() + " (NV cooperative matrix 2) cannot run: " + why +
+                                                "; " + supported_paths());
+    if (cfg.extra > 2)
       return error(StatusCode::unsupported, "vulkan: config " + cfg.to_string() + " asks for path -x" + std::to_string(cfg.extra) +
-                                                "; supported: -x0 (portable)" + (coopmat_ ? ", -x1 (KHR cooperative matrix)" : ""));
+                                                "; " + supported_paths());
     if (cfg.extra == 0 && (!layout_ok(cfg) || !config_fits(cfg, info_.limits, 4, &why) || cfg.split_k != 1))
       return error(StatusCode::unsupported, "vulkan: config " + cfg.to_string() + " cannot run on " + info_.name +
                                                 (why.empty() ? " (needs BLOCK_N % 4 == 0, threads = warps x subgroup divisible by BLOCK_N/4, split_k 1)" : ": " + why));
@@ -367,6 +375,11 @@ class VulkanBackend final : public Backend {
     return transfer(src, dst, bytes, /*to_device=*/false);
   }
 
+  // Measured on an H100 (driver 580.159.04): after a second of idling the SM clock sits at
+  // 345 MHz and the Vulkan driver takes 0.5-1 s of back-to-back dispatches to bring it back to
+  // 1980 MHz; timings taken meanwhile were up to 5x slow.
+  double clock_ramp_ms() const override { return 1500; }
+
   Status time_ms(const std::function<Status()>& launch, double& ms) override {
     if (!timestamps_) return error(StatusCode::unsupported, "vulkan: " + info_.name + " has no compute timestamps");
     // One timing at a time; other threads' runs go on submitting their own command buffers.
@@ -454,6 +467,146 @@ class VulkanBackend final : public Backend {
       return fail(std::to_string(threads) + " threads / " + std::to_string(shared) + " bytes of shared memory exceed the device's " +
                   std::to_string(info_.limits.max_threads_per_group) + " / " + std::to_string(info_.limits.max_shared_bytes));
     return true;
+  }
+
+  // The shader paths this device runs, for error messages.
+  std::string supported_paths() const {
+    const std::string types = std::string("f16/fp8") + (coopmat_bf16_ ? "/bf16" : "");
+    const std::string types2 = std::string("f16/fp8") + (coopmat2_bf16_ ? "/bf16" : "");
+    return "supported on " + info_.name + ": -x0 (portable, any dtype)" +
+           (coopmat_ ? ", -x1 (KHR cooperative matrix, " + types + " inputs)" : "") +
+           (coopmat2_ ? ", -x2 (NV cooperative matrix 2, " + types2 + " inputs)" : "");
+  }
+
+  // How the -x2 shader reads each operand (its A_LOAD/B_LOAD, A_LD8/B_LD8, D_TENSOR). A tensor
+  // load needs the native 16-bit dtype (fp8 is converted while gathering), one unit stride with
+  // rows at least a row apart (the tensor layout's stride rule), and a 16-byte aligned base in
+  // every batch (coopMatLoadTensorNV's rule); anything else is gathered through shared memory.
+  struct Coopmat2Loads {
+    uint32_t a = 0, b = 0, a_ld8 = 0, b_ld8 = 0, d_tensor = 0;
+  };
+  static Coopmat2Loads coopmat2_loads(const Problem& p) {
+    const og_dtype mul = coopmat_mul_type(p) == 1 ? OG_DTYPE_BF16 : OG_DTYPE_F16;
+    auto aligned = [&](const Operand& o) {
+      return o.mem.offset % 16 == 0 && (p.batch == 1 || o.batch_stride * dtype_bytes(o.dtype) % 16 == 0);
+    };
+    // 1: rows x cols stored row-major (stride_col 1); 2: stored column-major; 0: gathered.
+    auto mode = [&](const Operand& o, uint32_t& ld8) -> uint32_t {
+      if (!o.present) return 1;  // K == 0: nothing is read
+      if (o.dtype != mul || !aligned(o)) return 0;
+      int64_t ld = 0;
+      uint32_t m = 0;
+      if (o.stride_col == 1 && o.stride_row >= o.cols) m = 1, ld = o.stride_row;
+      else if (o.stride_row == 1 && o.stride_col >= o.rows) m = 2, ld = o.stride_col;
+      ld8 = m != 0 && ld % 8 == 0;
+      return m;
+    };
+    Coopmat2Loads l;
+    l.a = mode(p.a, l.a_ld8);
+    l.b = mode(p.b, l.b_ld8);
+    l.d_tensor = p.d.dtype == OG_DTYPE_F32 && p.d.stride_col == 1 && p.d.stride_row >= p.n && aligned(p.d);
+    return l;
+  }
+  bool coopmat2_ok(const Problem& p, const Config& c, std::string* why) const {
+    auto fail = [&](const std::string& w) { if (why) *why = w; return false; };
+    if (!coopmat2_)
+      return fail(info_.name + " has no usable NV cooperative matrix 2 (workgroup scope, flexible dimensions, tensor addressing)" +
+                  (coopmat2_why_.empty() ? "" : ": " + coopmat2_why_));
+    const int mul = coopmat_mul_type(p);
+    if (mul < 0)
+      return fail("inputs must be f16, bf16 or fp8 (one 16-bit type, fp8 converted exactly); f32 and mixed f16/bf16 use the portable path (-x0)");
+    if (mul == 1 && !coopmat2_bf16_)
+      return fail("bf16 inputs need bf16 workgroup-scope cooperative matrices, which " + info_.name + " lacks" +
+                  (coopmat2_bf16_why_.empty() ? "" : " (" + coopmat2_bf16_why_ + ")") + "; supported: f16 and fp8");
+    if (c.split_k != 1 || c.stages != 1)
+      return fail("tile " + c.to_string() + ": -x2 takes split_k 1 and 1 stage (the driver stages the operands)");
+    const uint32_t threads = uint32_t(c.warps * info_.limits.warp_size);
+    if (int(threads) > info_.limits.max_threads_per_group || threads > cm2_max_workgroup_)
+      return fail(std::to_string(threads) + " threads exceed the device's " + std::to_string(cm2_max_workgroup_) +
+                  " for workgroup-scope cooperative matrices");
+    // The device lists, per workgroup size, the granularity the tile's M, N and K must be multiples of.
+    std::string sizes;
+    bool fits = false;
+    for (const FlexShape& f : cm2_shapes_) {
+      if (f.mul != mul) continue;
+      if (f.invocations == threads && c.block_m % int(f.m) == 0 && c.block_n % int(f.n) == 0 && c.block_k % int(f.k) == 0)
+        fits = true;
+      sizes += (sizes.empty() ? "" : ", ") + std::to_string(f.invocations) + " threads: " + std::to_string(f.m) + "x" +
+               std::to_string(f.n) + "x" + std::to_string(f.k);
+    }
+    const int largest = std::max({c.block_m, c.block_n, c.block_k});
+    if (!fits || largest > int(cm2_max_dim_) || c.block_n % 2 || c.block_k % 2)
+      return fail("tile " + c.to_string() + " (" + std::to_string(threads) + " threads) is not a multiple of a flexible-dimension granularity of " +
+                  info_.name + " (" + sizes + ") or exceeds its largest dimension " + std::to_string(cm2_max_dim_));
+    // Shared memory the shader declares (gathered operands only), next to what the driver reserves.
+    const Coopmat2Loads l = coopmat2_loads(p);
+    const int64_t shared = 4 * ((l.a == 0 ? int64_t(c.block_m) * c.block_k / 2 : 1) + (l.b == 0 ? int64_t(c.block_k) * c.block_n / 2 : 1));
+    const int64_t available = info_.limits.max_shared_bytes - int64_t(cm2_reserved_shared_);
+    if (shared > available)
+      return fail(std::to_string(shared) + " bytes of shared memory for gathered operands exceed the " + std::to_string(available) +
+                  " bytes left beside the driver's reserved " + std::to_string(cm2_reserved_shared_));
+    return true;
+  }
+
+  bool has_device_extension(const char* name) const {
+    uint32_t n = 0;
+    vk_.vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> exts(n);
+    vk_.vkEnumerateDeviceExtensionProperties(physical_, nullptr, &n, exts.data());
+    for (const auto& e : exts)
+      if (std::strcmp(e.extensionName, name) == 0) return true;
+    return false;
+  }
+
+  // Fills coopmat2_ from VK_NV_cooperative_matrix2: the features the -x2 shader uses, the limits
+  // of workgroup-scope matrices and the flexible-dimension granularities (f16/bf16 -> f32, per
+  // workgroup size). Builds on the KHR path's checks (Vulkan 1.3, f16, int16, memory model).
+  void query_coopmat2() {
+#ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
+    coopmat2_ = coopmat2_bf16_ = false;
+    cm2_shapes_.clear();
+    if (!coopmat_) { coopmat2_why_ = "it builds on KHR cooperative matrix, which is unusable here (" + coopmat_why_ + ")"; return; }
+    if (!has_device_extension(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)) { coopmat2_why_ = "no " VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME; return; }
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+    VkPhysicalDeviceFeatures2 q{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f};
+    vk_.vkGetPhysicalDeviceFeatures2(physical_, &q);
+    if (!f.cooperativeMatrixWorkgroupScope || !f.cooperativeMatrixFlexibleDimensions || !f.cooperativeMatrixPerElementOperations ||
+        !f.cooperativeMatrixTensorAddressing) {
+      coopmat2_why_ = "needs the features cooperativeMatrixWorkgroupScope, cooperativeMatrixFlexibleDimensions, "
+                      "cooperativeMatrixPerElementOperations and cooperativeMatrixTensorAddressing";
+      return;
+    }
+    VkPhysicalDeviceCooperativeMatrix2PropertiesNV props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &props};
+    vk_.vkGetPhysicalDeviceProperties2(physical_, &p2);
+    cm2_max_workgroup_ = props.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+    cm2_max_dim_ = props.cooperativeMatrixFlexibleDimensionsMaxDimension;
+    cm2_reserved_shared_ = props.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+    auto flex_fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV>(
+        vk_.vkGetInstanceProcAddr(instance_, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
+    if (!flex_fn) { coopmat2_why_ = "loader lacks vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"; return; }
+    uint32_t n = 0;
+    flex_fn(physical_, &n, nullptr);
+    std::vector<VkCooperativeMatrixFlexibleDimensionsPropertiesNV> flex(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV});
+    flex_fn(physical_, &n, flex.data());
+    flex.resize(n);
+    for (const auto& fp : flex) {
+      const int mul = fp.AType == VK_COMPONENT_TYPE_FLOAT16_KHR ? 0 : fp.AType == VK_COMPONENT_TYPE_BFLOAT16_KHR ? 1 : -1;
+      if (mul >= 0 && fp.BType == fp.AType && fp.CType == VK_COMPONENT_TYPE_FLOAT32_KHR && fp.ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+          fp.scope == VK_SCOPE_WORKGROUP_KHR && !fp.saturatingAccumulation && fp.MGranularity && fp.NGranularity && fp.KGranularity)
+        cm2_shapes_.push_back({mul, fp.workgroupInvocations, fp.MGranularity, fp.NGranularity, fp.KGranularity});
+    }
+    auto any = [&](int mul) {
+      return std::any_of(cm2_shapes_.begin(), cm2_shapes_.end(), [&](const FlexShape& s) { return s.mul == mul; });
+    };
+    if (!any(0)) { coopmat2_why_ = "no f16 x f16 -> f32 workgroup-scope flexible dimensions"; return; }
+    coopmat2_ = true;
+    if (!coopmat_bf16_) coopmat2_bf16_why_ = coopmat_bf16_why_;
+    else if (!any(1)) coopmat2_bf16_why_ = "no bf16 x bf16 -> f32 workgroup-scope flexible dimensions";
+    else coopmat2_bf16_ = true;
+#else
+    coopmat2_why_ = "built without the NV cooperative matrix 2 shader (glslang or Vulkan headers without GL/VK_NV_cooperative_matrix2)";
+#endif
   }
 
   // Fills coopmat_ and the fragment shape from the device's cooperative-matrix properties.
@@ -584,26 +737,40 @@ class VulkanBackend final : public Backend {
     f11.storageBuffer16BitAccess = VK_TRUE;
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2, 0, 1, &qci};
+    std::vector<const char*> exts;
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
+    // Each enabled extension's feature struct joins the chain behind f12.
+    void** tail = &f12.pNext;
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR cmf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
-    const char* coopmat_exts[] = {VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME};
     VkPhysicalDeviceShaderBfloat16FeaturesKHR bff{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
     if (coopmat_) {
       cmf.cooperativeMatrix = VK_TRUE;
-      f12.pNext = &cmf;
+      *tail = &cmf;
+      tail = &cmf.pNext;
       f12.shaderFloat16 = VK_TRUE;
       f12.vulkanMemoryModel = VK_TRUE;
       f2.features.shaderInt16 = VK_TRUE;
-      dci.enabledExtensionCount = 1;
-      dci.ppEnabledExtensionNames = coopmat_exts;
+      exts.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
       if (coopmat_bf16_) {
         bff.shaderBFloat16Type = VK_TRUE;
         bff.shaderBFloat16CooperativeMatrix = VK_TRUE;
-        cmf.pNext = &bff;
-        dci.enabledExtensionCount = 2;
+        *tail = &bff;
+        tail = &bff.pNext;
+        exts.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
       }
     }
 #endif
+#ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV cm2f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+    if (coopmat2_) {  // the features gemm_coopmat2.comp uses
+      cm2f.cooperativeMatrixWorkgroupScope = cm2f.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+      cm2f.cooperativeMatrixPerElementOperations = cm2f.cooperativeMatrixTensorAddressing = VK_TRUE;
+      *tail = &cm2f;
+      exts.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+    }
+#endif
+    dci.enabledExtensionCount = uint32_t(exts.size());
+    dci.ppEnabledExtensionNames = exts.data();
     r = vk_.vkCreateDevice(physical_, &dci, nullptr, &device_);
     if (r != VK_SUCCESS) return vk_status(r, "vkCreateDevice");
     load_device_functions();
@@ -641,6 +808,17 @@ class VulkanBackend final : public Backend {
     if (coopmat_bf16_ && !enabled(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME)) {
       coopmat_bf16_ = false;
       coopmat_bf16_why_ = "the host's VkDevice does not list " VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME " among its enabled extensions";
+    }
+#endif
+#ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
+    if (coopmat2_ && (!coopmat_ || !enabled(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME))) {
+      coopmat2_ = coopmat2_bf16_ = false;
+      coopmat2_why_ = "the host's VkDevice does not list " VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME
+                      " (with " VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME ") among its enabled extensions";
+    }
+    if (coopmat2_bf16_ && !coopmat_bf16_) {
+      coopmat2_bf16_ = false;
+      coopmat2_bf16_why_ = coopmat_bf16_why_;
     }
 #endif
     const std::vector<VkQueueFamilyProperties> qprops = queue_families();
@@ -703,6 +881,7 @@ class VulkanBackend final : public Backend {
       return error(StatusCode::backend_unavailable,
                    "vulkan: " + info_.name + " lacks storageBuffer16BitAccess or storageBuffer8BitAccess, which OmniGEMM's shaders need");
     query_coopmat(props.properties.apiVersion, f2, f12);
+    query_coopmat2();
     return {};
   }
 
@@ -730,25 +909,34 @@ class VulkanBackend final : public Backend {
     VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, sizeof(og_spv_gemm_portable),
                                  og_spv_gemm_portable};
     OG_VK_TRY(vk_.vkCreateShaderModule(device_, &smi, nullptr, &shader_), "vkCreateShaderModule");
+    Status s;
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
-    if (coopmat_) {
-      VkShaderModuleCreateInfo cmi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, sizeof(og_spv_gemm_coopmat),
-                                   og_spv_gemm_coopmat};
-      OG_VK_TRY(vk_.vkCreateShaderModule(device_, &cmi, nullptr, &coopmat_shader_), "vkCreateShaderModule");
-      if (coopmat_bf16_) {
-        std::string why;
-        const std::vector<uint32_t> bf16 =
-            spirv_with_bf16_multiplicands(og_spv_gemm_coopmat, sizeof(og_spv_gemm_coopmat) / 4, &why);
-        if (bf16.empty()) return error(StatusCode::internal, "vulkan: " + why);
-        cmi.codeSize = bf16.size() * 4;
-        cmi.pCode = bf16.data();
-        OG_VK_TRY(vk_.vkCreateShaderModule(device_, &cmi, nullptr, &coopmat_bf16_shader_), "vkCreateShaderModule");
-      }
-    }
+    if (coopmat_ && !(s = coopmat_modules(og_spv_gemm_coopmat, sizeof(og_spv_gemm_coopmat), coopmat_bf16_, coopmat_shader_,
+                                          coopmat_bf16_shader_)))
+      return s;
+#endif
+#ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
+    if (coopmat2_ && !(s = coopmat_modules(og_spv_gemm_coopmat2, sizeof(og_spv_gemm_coopmat2), coopmat2_bf16_, coopmat2_shader_,
+                                           coopmat2_bf16_shader_)))
+      return s;
 #endif
     OG_VK_TRY(new_descriptor_pool(sync_pool_), "vkCreateDescriptorPool");
     OG_VK_TRY(new_descriptor_pool(capture_pool_), "vkCreateDescriptorPool");
     return create_pipeline_cache();
+  }
+
+  // A cooperative-matrix module with f16 multiplicands and, when `bf16`, its bf16 twin.
+  Status coopmat_modules(const uint32_t* words, size_t bytes, bool bf16, VkShaderModule& f16_module, VkShaderModule& bf16_module) {
+    VkShaderModuleCreateInfo cmi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, bytes, words};
+    OG_VK_TRY(vk_.vkCreateShaderModule(device_, &cmi, nullptr, &f16_module), "vkCreateShaderModule");
+    if (!bf16) return {};
+    std::string why;
+    const std::vector<uint32_t> patched = spirv_with_bf16_multiplicands(words, bytes / 4, &why);
+    if (patched.empty()) return error(StatusCode::internal, "vulkan: " + why);
+    cmi.codeSize = patched.size() * 4;
+    cmi.pCode = patched.data();
+    OG_VK_TRY(vk_.vkCreateShaderModule(device_, &cmi, nullptr, &bf16_module), "vkCreateShaderModule");
+    return {};
   }
 
   VkResult new_descriptor_pool(VkDescriptorPool& pool) {
@@ -809,26 +997,40 @@ class VulkanBackend final : public Backend {
 
   Status pipeline_for(const Problem& p, const Config& c, VkPipeline& out) {
     const uint32_t c_type = p.c.present ? uint32_t(p.c.dtype) : 99u;
-    const bool coopmat = c.extra == 1;
-    // Coopmat pipelines also specialise on the operand orientations and the multiplicand type.
-    const uint32_t mul = coopmat ? uint32_t(coopmat_mul_type(p)) : 0u;
-    const uint32_t a_m = coopmat && a_m_contiguous(p), b_k = coopmat && b_k_contiguous(p);
-    const PipelineKey key{c, p.a.dtype, p.b.dtype, c_type, p.d.dtype, p.bias_mode, p.bias_dtype, p.activation, mul | a_m << 1 | b_k << 2};
+    // ids 0..11 (every shader), then the path's own: coopmat pipelines also specialise on the
+    // multiplicand type and on how the operands lie in memory.
+    uint32_t values[21] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),
+                           uint32_t(c.warps * info_.limits.warp_size), uint32_t(p.a.dtype), uint32_t(p.b.dtype),
+                           c_type, uint32_t(p.d.dtype), uint32_t(p.bias_mode), uint32_t(p.bias_dtype),
+                           uint32_t(p.activation)};
+    uint32_t count = 12, variant = 0;
+    VkShaderModule module = shader_;
+    if (c.extra == 1) {
+      const uint32_t mul = uint32_t(coopmat_mul_type(p)), a_m = a_m_contiguous(p), b_k = b_k_contiguous(p);
+      const CoopmatShape& cm = cm_[mul];
+      const uint32_t own[9] = {cm.m, cm.n, cm.k, uint32_t(info_.limits.warp_size), uint32_t(coopmat_warps_m(c)),
+                               uint32_t(c.stages), mul, a_m, b_k};  // ids 12..20
+      std::copy(own, own + 9, values + 12);
+      count = 21;
+      variant = mul | a_m << 1 | b_k << 2;
+      module = mul ? coopmat_bf16_shader_ : coopmat_shader_;
+    } else if (c.extra == 2) {
+      const uint32_t mul = uint32_t(coopmat_mul_type(p));
+      const Coopmat2Loads l = coopmat2_loads(p);
+      const uint32_t own[6] = {l.a, l.b, l.a_ld8, l.b_ld8, l.d_tensor, mul};  // ids 12..17
+      std::copy(own, own + 6, values + 12);
+      count = 18;
+      variant = mul | l.a << 1 | l.b << 3 | l.a_ld8 << 5 | l.b_ld8 << 6 | l.d_tensor << 7;
+      module = mul ? coopmat2_bf16_shader_ : coopmat2_shader_;
+    }
+    const PipelineKey key{c, p.a.dtype, p.b.dtype, c_type, p.d.dtype, p.bias_mode, p.bias_dtype, p.activation, variant};
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = pipelines_.find(key); it != pipelines_.end()) { out = it->second; return {}; }
-    const CoopmatShape& cm = cm_[mul];
-    const uint32_t values[21] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),
-                                 uint32_t(c.warps * info_.limits.warp_size), uint32_t(p.a.dtype), uint32_t(p.b.dtype),
-                                 c_type, uint32_t(p.d.dtype), uint32_t(p.bias_mode), uint32_t(p.bias_dtype),
-                                 uint32_t(p.activation), cm.m, cm.n, cm.k, uint32_t(info_.limits.warp_size),
-                                 uint32_t(coopmat_warps_m(c)), uint32_t(c.stages), mul, a_m, b_k};
-    const uint32_t count = coopmat ? 21 : 12;  // ids 12..20 exist only in the coopmat shader
     VkSpecializationMapEntry entries[21];
     for (uint32_t i = 0; i < count; ++i) entries[i] = {i, i * 4, 4};
     VkSpecializationInfo spec{count, entries, count * 4, values};
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT,
-                !coopmat ? shader_ : mul ? coopmat_bf16_shader_ : coopmat_shader_, "main", &spec};
+    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module, "main", &spec};
     ci.layout = pipeline_layout_;
     OG_VK_TRY(vk_.vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &out), "vkCreateComputePipelines");
     pipelines_[key] = out;
@@ -912,6 +1114,13 @@ class VulkanBackend final : public Backend {
       return error(StatusCode::backend_failure, "vulkan: no memory type fits a storage buffer");
     }
     VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, nullptr, req.size, type};
+    // A buffer the driver would rather have its own allocation for gets one (large operands).
+    VkMemoryDedicatedRequirements dreq{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    VkMemoryRequirements2 req2{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, &dreq};
+    VkBufferMemoryRequirementsInfo2 rinfo{VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2, nullptr, buffer};
+    vk_.vkGetBufferMemoryRequirements2(device_, &rinfo, &req2);
+    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO, nullptr, VK_NULL_HANDLE, buffer};
+    if (dreq.prefersDedicatedAllocation || dreq.requiresDedicatedAllocation) mai.pNext = &dedicated;
     VkResult r = vk_.vkAllocateMemory(device_, &mai, nullptr, &a.memory);
     if (r != VK_SUCCESS) {
       vk_.vkDestroyBuffer(device_, buffer, nullptr);
@@ -983,6 +1192,8 @@ class VulkanBackend final : public Backend {
       if (shader_) vk_.vkDestroyShaderModule(device_, shader_, nullptr);
       if (coopmat_shader_) vk_.vkDestroyShaderModule(device_, coopmat_shader_, nullptr);
       if (coopmat_bf16_shader_) vk_.vkDestroyShaderModule(device_, coopmat_bf16_shader_, nullptr);
+      if (coopmat2_shader_) vk_.vkDestroyShaderModule(device_, coopmat2_shader_, nullptr);
+      if (coopmat2_bf16_shader_) vk_.vkDestroyShaderModule(device_, coopmat2_bf16_shader_, nullptr);
       if (pipeline_layout_) vk_.vkDestroyPipelineLayout(device_, pipeline_layout_, nullptr);
       if (set_layout_) vk_.vkDestroyDescriptorSetLayout(device_, set_layout_, nullptr);
       if (queries_) vk_.vkDestroyQueryPool(device_, queries_, nullptr);
@@ -1031,6 +1242,20 @@ class VulkanBackend final : public Backend {
   CoopmatShape cm_[2] = {{16, 16, 16}, {16, 16, 16}};  // fragment shapes for f16 / bf16, from the device
   bool coopmat_bf16_ = false;    // ... also with bf16 multiplicands (VK_KHR_shader_bfloat16)
   std::string coopmat_bf16_why_;
+  VkShaderModule coopmat2_shader_ = VK_NULL_HANDLE;
+  VkShaderModule coopmat2_bf16_shader_ = VK_NULL_HANDLE;
+  bool coopmat2_ = false;        // the NV cooperative matrix 2 path (-x2) runs on this device
+  std::string coopmat2_why_;     // ... or why not
+  bool coopmat2_bf16_ = false;   // ... also with bf16 multiplicands
+  std::string coopmat2_bf16_why_;
+  // Workgroup-scope flexible dimensions: per multiplicand type (0 f16, 1 bf16) and workgroup
+  // size, the granularity of M, N and K; and the limits of workgroup-scope matrices.
+  struct FlexShape {
+    int mul;
+    uint32_t invocations, m, n, k;
+  };
+  std::vector<FlexShape> cm2_shapes_;
+  uint32_t cm2_max_workgroup_ = 0, cm2_max_dim_ = 0, cm2_reserved_shared_ = 0;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   VkDescriptorPool sync_pool_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> async_pools_;
@@ -1058,7 +1283,7 @@ Status make_vulkan_backend(const BackendOptions& opt, std::unique_ptr<Backend>& 
 
 extern "C" uint32_t og_vulkan_required_device_extensions(void* instance, void* physical_device, const char** names,
                                                          uint32_t capacity) {
-  // The cooperative-matrix extensions, where the physical device offers them.
+  // The cooperative-matrix extensions, where the physical device offers them (see below).
   void* lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib || !instance || !physical_device) {
     if (lib) dlclose(lib);
@@ -1078,16 +1303,22 @@ extern "C" uint32_t og_vulkan_required_device_extensions(void* instance, void* p
       for (const auto& e : exts) if (std::strcmp(e.extensionName, name) == 0) return true;
       return false;
     };
+    // KHR cooperative matrix first; bf16 and NV cooperative matrix 2 build on it, in this order.
+    std::vector<const char*> wanted;
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
-    static const char* const kWanted[] = {VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME};
-    for (const char* name : kWanted) {
-      if (!has(name)) break;  // bf16 is used only together with cooperative matrices
+    if (has(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) {
+      wanted.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+      if (has(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME)) wanted.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+#ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
+      if (has(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)) wanted.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+#endif
+    }
+#endif
+    (void)has;
+    for (const char* name : wanted) {
       if (names && found < capacity) names[found] = name;
       ++found;
     }
-#else
-    (void)has;
-#endif
   }
   dlclose(lib);
   return found;

@@ -35,6 +35,10 @@ struct Case {
   bool tma_aligned = false;
   // The same for C and D (so that whole output rows can leave in vector stores).
   bool d_aligned = false;
+  // A forced config may refuse this case (StatusCode::unsupported) with a message containing
+  // this text, e.g. where the operands it must stage do not fit its shared memory; the refusal
+  // is printed. Empty: the case must run.
+  std::string may_refuse;
 };
 
 // Runs one case through og_gemm_host and checks it against the float64 reference.
@@ -85,6 +89,10 @@ inline void run_case(Context& ctx, const Case& c) {
   g.epilogue.bias_mode = c.epi.bias_mode;
   g.epilogue.bias = Memory::host(bias.data());
   Status s = ctx.run_host(g);
+  if (!s.ok() && !c.may_refuse.empty() && s.code == StatusCode::unsupported && s.message.find(c.may_refuse) != std::string::npos) {
+    MESSAGE("refused, as allowed for this case: " << s.message);
+    return;
+  }
   REQUIRE_MESSAGE(s.ok(), s.message);
   const ErrorReport r = compare(D, reference_gemm(A, B, &C, &bias, c.epi, c.batch), &before);
   CHECK(r.non_finite == 0);

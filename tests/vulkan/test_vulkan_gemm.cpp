@@ -11,6 +11,13 @@
 #include "context_internal.hpp"
 #include "backend_cases.hpp"
 #include "vulkan_debug.hpp"
+#include "gemm_portable.spv.h"  // the embedded SPIR-V (after vulkan_debug.hpp: it needs <cstdint>)
+#ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
+#include "gemm_coopmat.spv.h"
+#endif
+#ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
+#include "gemm_coopmat2.spv.h"
+#endif
 
 using namespace omnigemm;
 using namespace omnigemm::test;
@@ -43,8 +50,8 @@ TEST_CASE("vulkan: every portable config the device can run, forced, on edge sha
     ++ran;
   }
   CHECK(ran > 0);
-  // A cooperative-matrix config the device or dtype cannot use (f32 inputs never take -x1;
-  // lavapipe has no cooperative matrices) is refused with a message naming what runs.
+  // A cooperative-matrix config the device or dtype cannot use (f32 inputs never take -x1 or
+  // -x2; lavapipe has no cooperative matrices at all) is refused with a message naming what runs.
   HostMatrix A(8, 8, Dtype::f32), B(8, 8, Dtype::f32), D(8, 8, Dtype::f32);
   A.randomize();
   B.randomize();
@@ -56,11 +63,46 @@ TEST_CASE("vulkan: every portable config the device can run, forced, on edge sha
   Status s = ctx->run_host(g);
   CHECK(s.code == StatusCode::unsupported);
   CHECK(s.message.find("portable") != std::string::npos);
-  g.config = "128x128x32-g8-s1-w4-x2";  // NV cooperative matrix 2: not implemented
-  s = ctx->run_host(g);
-  CHECK(s.code == StatusCode::unsupported);
-  CHECK(s.message.find("-x0") != std::string::npos);
+  for (const char* config : {"128x128x32-g8-s1-w4-x2", "128x128x32-g8-s1-w4-x3"}) {  // NV coopmat 2; no such path
+    CAPTURE(config);
+    g.config = config;
+    s = ctx->run_host(g);
+    CHECK(s.code == StatusCode::unsupported);
+    CHECK(s.message.find("-x0 (portable") != std::string::npos);
+  }
   check_no_validation_messages();
+}
+
+// The bf16 cooperative-matrix modules are made on the host from the f16 ones at context creation
+// (glslang 15 has no GL_EXT_bfloat16); checked here, without a device, for every such module built.
+TEST_CASE("vulkan: each cooperative-matrix module can take bf16 multiplicands") {
+  std::string why;
+  // The portable module has no 16-bit float type at all: refused, with a reason.
+  CHECK(detail::spirv_with_bf16_multiplicands(og_spv_gemm_portable, sizeof(og_spv_gemm_portable) / 4, &why).empty());
+  CHECK(why.find("16-bit float") != std::string::npos);
+#ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
+  struct Module {
+    const char* name;
+    const uint32_t* words;
+    size_t count;
+  };
+  std::vector<Module> modules{{"gemm_coopmat", og_spv_gemm_coopmat, sizeof(og_spv_gemm_coopmat) / 4}};
+#ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
+  modules.push_back({"gemm_coopmat2", og_spv_gemm_coopmat2, sizeof(og_spv_gemm_coopmat2) / 4});
+#else
+  MESSAGE("SKIPPED vulkan coopmat2 bf16 module: built without the NV cooperative matrix 2 shader");
+#endif
+  for (const Module& m : modules) {
+    CAPTURE(m.name);
+    why.clear();
+    const std::vector<uint32_t> bf16 = detail::spirv_with_bf16_multiplicands(m.words, m.count, &why);
+    CHECK_MESSAGE(!bf16.empty(), why);
+    // Two capabilities (2 words each), the extension (6) and the type's encoding operand (1).
+    CHECK(bf16.size() == m.count + 11);
+  }
+#else
+  MESSAGE("SKIPPED vulkan coopmat bf16 modules: built without cooperative-matrix shaders");
+#endif
 }
 
 TEST_CASE("vulkan: K == 0, in place C == D, broadcast batches, large-ish problem") {
@@ -201,75 +243,117 @@ TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, o
   auto ctx = vulkan_context("coopmat configs");
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
-  // Which -x1 configs run is the backend's decision (device coopmat shapes, shared memory).
-  int ran = 0;
-  for (const auto& cfg : detail::config_table(OG_BACKEND_VULKAN)) {
-    if (cfg.extra != 1) continue;
-    HostMatrix A(8, 8, Dtype::f16), B(8, 8, Dtype::f16), D(8, 8, Dtype::f32);
-    A.randomize();
-    B.randomize();
-    Gemm g;
-    g.a = A.host_view();
-    g.b = B.host_view();
-    g.d = D.host_view();
-    g.config = cfg.to_string();
-    const Status s = ctx->run_host(g);
-    if (!s.ok()) {
-      CHECK(s.code == StatusCode::unsupported);  // refused with a reason, never a wrong answer
-      continue;
+  // -x1: KHR cooperative matrix; -x2: NV cooperative matrix 2. Which configs run is the backend's
+  // decision (device shapes or granularities, workgroup sizes, shared memory).
+  for (int extra : {1, 2}) {
+    const std::string path = extra == 1 ? "coopmat" : "coopmat2";
+    CAPTURE(path);
+    int ran = 0;
+    std::string refused;
+    for (const auto& cfg : detail::config_table(OG_BACKEND_VULKAN)) {
+      if (cfg.extra != extra) continue;
+      CAPTURE(cfg.to_string());
+      HostMatrix A(8, 8, Dtype::f16), B(8, 8, Dtype::f16), D(8, 8, Dtype::f32);
+      A.randomize();
+      B.randomize();
+      Gemm g;
+      g.a = A.host_view();
+      g.b = B.host_view();
+      g.d = D.host_view();
+      g.config = cfg.to_string();
+      const Status s = ctx->run_host(g);
+      if (!s.ok()) {
+        CHECK(s.code == StatusCode::unsupported);  // refused with a reason, never a wrong answer
+        CHECK(!s.message.empty());
+        refused = s.message;
+        continue;
+      }
+      // Edge shapes, fp8 and f16 inputs, strided (transposed) B, the full epilogue.
+      for (int64_t edge : {int64_t(1), int64_t(cfg.block_m - 1), int64_t(cfg.block_m + 3)}) {
+        Case c{edge, cfg.block_n + 5, 2 * cfg.block_k + 3};
+        c.config = cfg.to_string();
+        c.a = Dtype::f16;
+        c.b = edge == 1 ? Dtype::fp8_e4m3 : Dtype::f16;
+        c.d = edge == 1 ? Dtype::bf16 : Dtype::f32;
+        c.tb = edge != 1;
+        c.epi.alpha = 0.75f;
+        c.epi.beta = 0.5f;
+        c.epi.act = Activation::gelu_tanh;
+        c.epi.bias_mode = BiasMode::per_n;
+        run_case(*ctx, c);
+      }
+      // A stored column-major (staged K x M) through the element-wise path, ragged edges.
+      Case a_cols{cfg.block_m + 3, cfg.block_n - 1, cfg.block_k + 5};
+      a_cols.a = a_cols.b = Dtype::f16;
+      a_cols.la = Layout::col_major;
+      a_cols.config = cfg.to_string();
+      run_case(*ctx, a_cols);
+      // Batches with odd gaps (bases off 16-byte alignment: -x2 gathers them), fp8 e5m2 A,
+      // column-major f16 D, bias per M, leaky ReLU.
+      Case batched{cfg.block_m + 7, cfg.block_n + 2, cfg.block_k + 6, 3};
+      batched.a = Dtype::fp8_e5m2;
+      batched.b = Dtype::f16;
+      batched.d = Dtype::f16;
+      batched.ld = Layout::col_major;
+      batched.epi.beta = -1.0f;
+      batched.epi.act = Activation::leaky_relu;
+      batched.epi.slope = 0.1f;
+      batched.epi.bias_mode = BiasMode::per_m;
+      batched.config = cfg.to_string();
+      // -x2 stages both gathered operands in shared memory: the largest tiles cannot.
+      if (extra == 2) batched.may_refuse = "shared memory";
+      run_case(*ctx, batched);
+      // In place: C is D (f32, rows contiguous: -x2 stores it as a tensor), silu.
+      HostMatrix Ai(cfg.block_m + 5, 40, Dtype::f16), Bi(40, cfg.block_n + 3, Dtype::f16), Di(cfg.block_m + 5, cfg.block_n + 3, Dtype::f32);
+      Ai.randomize();
+      Bi.randomize();
+      Di.randomize();
+      const HostMatrix C0 = Di;
+      Gemm gi;
+      gi.a = Ai.host_view();
+      gi.b = Bi.host_view();
+      gi.d = Di.host_view();
+      gi.c = gi.d;
+      gi.epilogue.beta = 2.0f;
+      gi.epilogue.activation = Activation::silu;
+      gi.config = cfg.to_string();
+      Status si = ctx->run_host(gi);
+      REQUIRE_MESSAGE(si.ok(), si.message);
+      EpilogueSpec ei;
+      ei.beta = 2.0f;
+      ei.act = Activation::silu;
+      CHECK(compare(Di, reference_gemm(Ai, Bi, &C0, nullptr, ei, 1)).rel_error <= tolerance(Dtype::f32, 40, Dtype::f16, Dtype::f16));
+      // The 16-byte load path (contiguous, 8-aligned 16-bit inputs) in every storage orientation,
+      // with bf16 multiplicands too where the device has them.
+      HostMatrix A16(8, 8, Dtype::bf16), B16(8, 8, Dtype::bf16);
+      A16.randomize();
+      B16.randomize();
+      g.a = A16.host_view();
+      g.b = B16.host_view();
+      const Status bf16 = ctx->run_host(g);
+      if (!bf16.ok()) {
+        CHECK(bf16.code == StatusCode::unsupported);
+        CHECK(bf16.message.find("bf16") != std::string::npos);
+        MESSAGE("SKIPPED vulkan " << path << " bf16 (" << cfg.to_string() << "): " << bf16.message);
+      }
+      for (Dtype t : {Dtype::f16, Dtype::bf16}) {
+        if (t == Dtype::bf16 && !bf16.ok()) continue;
+        for (Layout la : {Layout::row_major, Layout::col_major})
+          for (Layout lb : {Layout::row_major, Layout::col_major}) {
+            Case aligned{2 * cfg.block_m, cfg.block_n + 8, 3 * cfg.block_k + 8};
+            aligned.a = aligned.b = t;
+            aligned.d = Dtype::f16;
+            aligned.la = la;
+            aligned.lb = lb;
+            aligned.tma_aligned = aligned.d_aligned = true;
+            aligned.config = cfg.to_string();
+            run_case(*ctx, aligned);
+          }
+      }
+      ++ran;
     }
-    // Edge shapes, fp8 and f16 inputs, strided (transposed) B, the full epilogue.
-    for (int64_t edge : {int64_t(1), int64_t(cfg.block_m - 1), int64_t(cfg.block_m + 3)}) {
-      Case c{edge, cfg.block_n + 5, 2 * cfg.block_k + 3};
-      c.config = cfg.to_string();
-      c.a = Dtype::f16;
-      c.b = edge == 1 ? Dtype::fp8_e4m3 : Dtype::f16;
-      c.d = edge == 1 ? Dtype::bf16 : Dtype::f32;
-      c.tb = edge != 1;
-      c.epi.alpha = 0.75f;
-      c.epi.beta = 0.5f;
-      c.epi.act = Activation::gelu_tanh;
-      c.epi.bias_mode = BiasMode::per_n;
-      run_case(*ctx, c);
-    }
-    // A stored column-major (staged K x M) through the element-wise path, ragged edges.
-    Case a_cols{cfg.block_m + 3, cfg.block_n - 1, cfg.block_k + 5};
-    a_cols.a = a_cols.b = Dtype::f16;
-    a_cols.la = Layout::col_major;
-    a_cols.config = cfg.to_string();
-    run_case(*ctx, a_cols);
-    // The 16-byte load path (contiguous, 8-aligned 16-bit inputs) in every storage orientation,
-    // with bf16 multiplicands too where the device has them.
-    HostMatrix A16(8, 8, Dtype::bf16), B16(8, 8, Dtype::bf16);
-    A16.randomize();
-    B16.randomize();
-    g.a = A16.host_view();
-    g.b = B16.host_view();
-    const Status bf16 = ctx->run_host(g);
-    if (!bf16.ok()) {
-      CHECK(bf16.code == StatusCode::unsupported);
-      CHECK(bf16.message.find("bf16") != std::string::npos);
-      MESSAGE("SKIPPED vulkan coopmat bf16 (" << cfg.to_string() << "): " << bf16.message);
-    }
-    for (Dtype t : {Dtype::f16, Dtype::bf16}) {
-      if (t == Dtype::bf16 && !bf16.ok()) continue;
-      for (Layout la : {Layout::row_major, Layout::col_major})
-        for (Layout lb : {Layout::row_major, Layout::col_major}) {
-          Case aligned{2 * cfg.block_m, cfg.block_n + 8, 3 * cfg.block_k + 8};
-          aligned.a = aligned.b = t;
-          aligned.d = Dtype::f16;
-          aligned.la = la;
-          aligned.lb = lb;
-          aligned.tma_aligned = aligned.d_aligned = true;
-          aligned.config = cfg.to_string();
-          run_case(*ctx, aligned);
-        }
-    }
-    ++ran;
-  }
-  if (ran == 0) {
-    MESSAGE("SKIPPED vulkan coopmat: " << be.device().name << " runs no -x1 config (no KHR cooperative matrix here)");
-    return;
+    if (ran == 0)
+      MESSAGE("SKIPPED vulkan " << path << ": " << be.device().name << " runs no -x" << extra << " config (" << refused << ")");
   }
   check_no_validation_messages();
 }

@@ -52,6 +52,12 @@ struct App {
     VkBool32 shaderBFloat16Type = VK_FALSE, shaderBFloat16DotProduct = VK_FALSE, shaderBFloat16CooperativeMatrix = VK_FALSE;
   };
 
+  bool enabled(const char* name) const {
+    for (const char* e : extensions)
+      if (std::strcmp(e, name) == 0) return true;
+    return false;
+  }
+
   template <class F>
   F ifn(const char* name) { return reinterpret_cast<F>(gipa(instance, name)); }
   template <class F>
@@ -111,17 +117,32 @@ struct App {
     const uint32_t listed = og_vulkan_required_device_extensions(instance, physical, wanted, 4);
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR cmf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
     Bf16Features bff{VkStructureType(1000141000)};  // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR
+#ifdef VK_NV_cooperative_matrix2
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV cm2f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+#endif
     if (listed > 0 && VK_API_VERSION_MINOR(props.apiVersion) >= 3) {
       for (uint32_t i = 0; i < listed && i < 4; ++i) extensions.push_back(wanted[i]);
+      // KHR cooperative matrix comes first; the others are enabled by name with their features.
+      CHECK(std::strcmp(extensions[0], VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0);
       cmf.cooperativeMatrix = VK_TRUE;
       f12.pNext = &cmf;
       f12.shaderFloat16 = VK_TRUE;
       f12.vulkanMemoryModel = VK_TRUE;
       f2.features.shaderInt16 = VK_TRUE;
-      if (listed > 1) {
+      void** tail = &cmf.pNext;
+      if (enabled("VK_KHR_shader_bfloat16")) {
         bff.shaderBFloat16Type = bff.shaderBFloat16CooperativeMatrix = VK_TRUE;
-        cmf.pNext = &bff;
+        *tail = &bff;
+        tail = &bff.pNext;
       }
+#ifdef VK_NV_cooperative_matrix2
+      if (enabled("VK_NV_cooperative_matrix2")) {  // what the -x2 shader uses
+        cm2f.cooperativeMatrixWorkgroupScope = cm2f.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+        cm2f.cooperativeMatrixPerElementOperations = cm2f.cooperativeMatrixTensorAddressing = VK_TRUE;
+        *tail = &cm2f;
+      }
+#endif
+      (void)tail;
       dci.enabledExtensionCount = uint32_t(extensions.size());
       dci.ppEnabledExtensionNames = extensions.data();
       api_version = VK_API_VERSION_1_3;
@@ -268,11 +289,14 @@ TEST_CASE("vulkan host device: OmniGEMM records into the application's command b
     CHECK(r.rel_error <= tolerance(Dtype::f32, 29));
 
     // 3. Where the application enabled what og_vulkan_required_device_extensions lists, the
-    //    cooperative-matrix path runs on its device too, recorded into its command buffer.
+    //    cooperative-matrix paths run on its device too, recorded into its command buffer: per
+    //    extension, KHR cooperative matrix with f16 (-x1), bf16 (-x1), NV cooperative matrix 2 (-x2).
     if (app.extensions.empty()) MESSAGE("SKIPPED vulkan host device coopmat: " << "the device offers no KHR cooperative matrix");
-    for (size_t t = 0; t < app.extensions.size(); ++t) {
-      const Dtype mul = t == 0 ? Dtype::f16 : Dtype::bf16;  // bf16 comes second in the list
-      CAPTURE(std::string(name(mul)));
+    for (const char* ext : app.extensions) {
+      const bool bf16 = std::strcmp(ext, "VK_KHR_shader_bfloat16") == 0;
+      const bool cm2 = std::strcmp(ext, "VK_NV_cooperative_matrix2") == 0;
+      const Dtype mul = bf16 ? Dtype::bf16 : Dtype::f16;
+      CAPTURE(std::string(ext));
       HostMatrix A2(200, 136, mul), B2(136, 264, mul, Layout::col_major), D2(200, 264, Dtype::f16);
       A2.randomize();
       B2.randomize();
@@ -282,7 +306,7 @@ TEST_CASE("vulkan host device: OmniGEMM records into the application's command b
       g2.a = A2.view(Memory::vulkan(uint64_t(reinterpret_cast<uintptr_t>(b2a.buffer))));
       g2.b = B2.view(Memory::vulkan(uint64_t(reinterpret_cast<uintptr_t>(b2b.buffer))));
       g2.d = D2.view(Memory::vulkan(uint64_t(reinterpret_cast<uintptr_t>(b2d.buffer))));
-      g2.config = "128x128x32-g8-s2-w4-x1";
+      g2.config = cm2 ? "128x128x32-g8-s1-w4-x2" : "128x128x32-g8-s2-w4-x1";
       REQUIRE(app.dfn<PFN_vkResetCommandBuffer>("vkResetCommandBuffer")(cmd, 0) == VK_SUCCESS);
       app.dfn<PFN_vkBeginCommandBuffer>("vkBeginCommandBuffer")(cmd, &bi);
       s = ctx->run_async(g2, cmd);
