@@ -99,6 +99,8 @@ void usage() {
       "  --tune-mode cache_only|on_miss|off   the context's tune mode (default cache_only, as og_gemm)\n"
       "  --b-layout auto|row|col       B storage (auto: row-major, column-major for fp8 as cuBLASLt needs)\n"
       "  --budget-ms X                 timing budget per implementation and configuration (default 400)\n"
+      "  --warmup-ms X                 device time run before timing each implementation (default 30 ms,\n"
+      "                                at least what the backend needs to bring its clocks up: 1.5 s on Vulkan)\n"
       "  --max-config-seconds X        skip configurations estimated to take longer (default 20)\n"
       "  --seed N                      input seed (default: fresh, printed)\n"
       "  --no-vendor                   skip vendor baselines\n"
@@ -218,6 +220,9 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
         if (!(v = need(i, "--b-layout"))) return false;
         o.b_layout = v;
         if (o.b_layout != "auto" && o.b_layout != "row" && o.b_layout != "col") { err = "--b-layout auto|row|col"; return false; }
+      } else if (a == "--warmup-ms") {
+        if (!(v = need(i, "--warmup-ms"))) return false;
+        o.warmup_ms = std::stod(v);
       } else if (a == "--budget-ms") {
         if (!(v = need(i, "--budget-ms"))) return false;
         o.budget_ms = std::stod(v);
@@ -294,13 +299,14 @@ Status measure(Backend& be, const std::function<Status(int)>& launch, int sets, 
   if (!s) return s;
   double warm = first;
   int warm_runs = 1;
-  while (warm < o.warmup_ms && warm_runs < 1000) {
-    double ms = 0;
-    if (!(s = be.time_ms(one, ms))) return s;
-    warm += ms;
+  const double warmup_ms = std::max(o.warmup_ms, be.clock_ramp_ms());
+  double last = first;  // the estimate: the last warm-up run, at the clocks the timing will see
+  while (warm < warmup_ms && warm_runs < 100000) {
+    if (!(s = be.time_ms(one, last))) return s;
+    warm += last;
     ++warm_runs;
   }
-  const double est = std::max(warm / warm_runs, 1e-4);
+  const double est = std::max(last, 1e-4);
   // Samples of at least ~1 ms so that the event/clock resolution and launch gaps do not dominate.
   t.inner = int(std::clamp(std::ceil(1.0 / est), 1.0, 64.0));
   // Vulkan timestamps measure device time alone, so single launches need no amortising.

@@ -312,6 +312,13 @@ Status Tuner::tune(Backend& be, const Problem& p, Config& best, const TuneOption
   double best_ms = INFINITY;
   std::string failures;
   size_t next = 0;
+  // Bring the clocks up first (the first candidate, for as long as the backend asks), so that
+  // the first candidates are not timed at idle clocks.
+  for (double ramped = 0; ramped < be.clock_ramp_ms();) {
+    double ms = 0;
+    if (!be.time_ms([&] { return be.run(rotation[next++ % rotation.size()], cands.front(), nullptr); }, ms) || ms <= 0) break;
+    ramped += ms;
+  }
   for (const Config& c : cands) {
     auto launch = [&] { return be.run(rotation[next++ % rotation.size()], c, nullptr); };
     Status r;
