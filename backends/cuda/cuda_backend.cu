@@ -112,6 +112,11 @@ class CudaBackend final : public Backend {
     OG_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     std::string why;
+    if (cfg.extra == kFamilySm90SwapAB) {
+      if (!plan_sm90(p, cfg, nullptr, &why))
+        return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " (Hopper TMA/wgmma kernel on D^T = B^T A^T) cannot run this problem: " + why);
+      return run(transposed(p), swapped(cfg), stream);
+    }
     if (is_sm90(cfg)) {
       sm90::Launch l{};
       if (!plan_sm90(p, cfg, &l, &why))
@@ -131,7 +136,7 @@ class CudaBackend final : public Backend {
     if (cfg.extra != kFamilyGeneric || !runnable_generic(cfg, &why))
       return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " cannot run on the generic kernel: " +
                                                 (cfg.extra != kFamilyGeneric ? "unknown kernel variant -x" + std::to_string(cfg.extra) +
-                                                                                   " (0: generic, 1: Hopper TMA/wgmma, 2: Hopper ping-pong, 3: Hopper with B multicast)"
+                                                                                   " (0: generic, 1: Hopper TMA/wgmma, 2: Hopper ping-pong, 3: Hopper with B multicast, 4: Hopper on D^T = B^T A^T)"
                                                                              : why));
     cuda::GenericArgs k{};
     k.m = int(p.m); k.n = int(p.n); k.k = int(p.k);
@@ -199,9 +204,37 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  static constexpr int kFamilyGeneric = 0, kFamilySm90 = 1, kFamilySm90PingPong = 2, kFamilySm90Multicast = 3;
+  // -x4 runs the cooperative Hopper kernel on the transposed problem D^T = B^T A^T, its tile
+  // written in D's orientation (64x128: 64 rows of D, 128 columns). For skinny M (decode
+  // shapes, M = 16) the wide N then fills wgmma's M side and TMA boxes carry mostly real data:
+  // a 128x64 tile over M = 16 stages 16 KB of A per K step of which 2 KB are rows of A.
+  static constexpr int kFamilyGeneric = 0, kFamilySm90 = 1, kFamilySm90PingPong = 2, kFamilySm90Multicast = 3,
+                       kFamilySm90SwapAB = 4;
   static bool is_sm90(const Config& c) {
-    return c.extra == kFamilySm90 || c.extra == kFamilySm90PingPong || c.extra == kFamilySm90Multicast;
+    return c.extra == kFamilySm90 || c.extra == kFamilySm90PingPong || c.extra == kFamilySm90Multicast ||
+           c.extra == kFamilySm90SwapAB;
+  }
+  static Operand transposed(Operand o) {
+    std::swap(o.rows, o.cols);
+    std::swap(o.stride_row, o.stride_col);
+    return o;
+  }
+  static Problem transposed(const Problem& p) {
+    Problem t = p;
+    t.m = p.n;
+    t.n = p.m;
+    t.a = transposed(p.b);
+    t.b = transposed(p.a);
+    t.c = transposed(p.c);
+    t.d = transposed(p.d);
+    t.bias_mode = p.bias_mode == OG_BIAS_PER_N ? OG_BIAS_PER_M : p.bias_mode == OG_BIAS_PER_M ? OG_BIAS_PER_N : p.bias_mode;
+    t.forced_config.reset();
+    return t;
+  }
+  static Config swapped(Config c) {
+    std::swap(c.block_m, c.block_n);
+    c.extra = kFamilySm90;
+    return c;
   }
 
   static cuda::OperandArgs operand_args(const Operand& o) {
@@ -254,6 +287,11 @@ class CudaBackend final : public Backend {
       if (why) *why = std::move(msg);
       return false;
     };
+    if (c.extra == kFamilySm90SwapAB) {
+      std::string w;
+      if (plan_sm90(transposed(p), swapped(c), l, &w)) return true;
+      return fail("on D^T = B^T A^T, as tile " + std::to_string(c.block_n) + "x" + std::to_string(c.block_m) + ": " + w);
+    }
     if (!encode_tiled_) return fail("needs an sm_90 device and a driver with cuTensorMapEncodeTiled (this is " + info_.name + ")");
     const og_dtype ta = p.a.dtype, tb = p.b.dtype;
     const bool fp8 = (ta == OG_DTYPE_FP8_E4M3 || ta == OG_DTYPE_FP8_E5M2) && (tb == OG_DTYPE_FP8_E4M3 || tb == OG_DTYPE_FP8_E5M2);

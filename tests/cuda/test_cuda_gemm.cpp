@@ -56,7 +56,7 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
   }
   int ran = 0, expected = 0;
   for (const auto& cfg : detail::config_table(OG_BACKEND_CUDA)) {
-    if (cfg.extra < 1 || cfg.extra > 3) continue;
+    if (cfg.extra < 1 || cfg.extra > 4) continue;
     const bool fp8 = cfg.block_k == 128;
     expected += 4 * (fp8 ? 4 : 2 * 4);
     struct Inputs { Dtype a, b; };
@@ -116,7 +116,7 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
     return;
   }
   for (const char* config : {"128x256x64-g8-s4-w12-x1", "64x256x64-g8-s4-w12-x2", "128x256x64-g8-s4-w12-x3",
-                             "128x64x64-g8-s8-w12-k4-x1"}) {
+                             "128x64x64-g8-s8-w12-k4-x1", "64x128x64-g8-s8-w12-k2-x4"}) {
     Case c{515, 300, 200, 2};
     c.config = config;
     c.tma_aligned = c.d_aligned = true;
