@@ -28,6 +28,31 @@ std::optional<Context> vulkan_context(const char* test_name) { return backend_co
 
 void check_no_validation_messages() { CHECK(detail::vulkan_validation_message_count() == 0); }
 
+// In place: C is D itself (beta = 2), an m x k by k x n GEMM of `in` inputs into f32 D, with
+// `act`, forced to `config` when given; checked against the float64 reference.
+void check_in_place(Context& ctx, int64_t m, int64_t n, int64_t k, Dtype in, Activation act, const std::string& config) {
+  CAPTURE(config);
+  HostMatrix A(m, k, in), B(k, n, in), D(m, n, Dtype::f32);
+  A.randomize();
+  B.randomize();
+  D.randomize();
+  const HostMatrix C0 = D;
+  Gemm g;
+  g.a = A.host_view();
+  g.b = B.host_view();
+  g.d = D.host_view();
+  g.c = g.d;
+  g.epilogue.beta = 2.0f;
+  g.epilogue.activation = act;
+  g.config = config;
+  const Status s = ctx.run_host(g);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  EpilogueSpec e;
+  e.beta = 2.0f;
+  e.act = act;
+  CHECK(compare(D, reference_gemm(A, B, &C0, nullptr, e, 1)).rel_error <= tolerance(Dtype::f32, k, in, in));
+}
+
 }  // namespace
 
 TEST_CASE("vulkan: random shapes, dtypes, layouts, batches and epilogues match float64") {
@@ -121,21 +146,7 @@ TEST_CASE("vulkan: K == 0, in place C == D, broadcast batches, large-ish problem
   run_case(*ctx, big);
 
   // In place: C is D itself.
-  HostMatrix A(33, 20, Dtype::f32), B(20, 41, Dtype::f32), D(33, 41, Dtype::f32);
-  A.randomize();
-  B.randomize();
-  D.randomize();
-  const HostMatrix C0 = D;
-  Gemm g;
-  g.a = A.host_view();
-  g.b = B.host_view();
-  g.d = D.host_view();
-  g.c = g.d;
-  g.epilogue.beta = 2.0f;
-  REQUIRE(ctx->run_host(g).ok());
-  EpilogueSpec e;
-  e.beta = 2.0f;
-  CHECK(compare(D, reference_gemm(A, B, &C0, nullptr, e, 1)).rel_error <= tolerance(Dtype::f32, 20));
+  check_in_place(*ctx, 33, 41, 20, Dtype::f32, Activation::none, "");
 
   // Broadcast A over 3 batches (batch stride 0).
   HostMatrix A1(12, 10, Dtype::f16), B3(10, 14, Dtype::f16, Layout::row_major, 0, 3), D3(12, 14, Dtype::f32, Layout::row_major, 0, 3);
@@ -304,25 +315,7 @@ TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, o
       if (extra == 2) batched.may_refuse = "shared memory";
       run_case(*ctx, batched);
       // In place: C is D (f32, rows contiguous: -x2 stores it as a tensor), silu.
-      HostMatrix Ai(cfg.block_m + 5, 40, Dtype::f16), Bi(40, cfg.block_n + 3, Dtype::f16), Di(cfg.block_m + 5, cfg.block_n + 3, Dtype::f32);
-      Ai.randomize();
-      Bi.randomize();
-      Di.randomize();
-      const HostMatrix C0 = Di;
-      Gemm gi;
-      gi.a = Ai.host_view();
-      gi.b = Bi.host_view();
-      gi.d = Di.host_view();
-      gi.c = gi.d;
-      gi.epilogue.beta = 2.0f;
-      gi.epilogue.activation = Activation::silu;
-      gi.config = cfg.to_string();
-      Status si = ctx->run_host(gi);
-      REQUIRE_MESSAGE(si.ok(), si.message);
-      EpilogueSpec ei;
-      ei.beta = 2.0f;
-      ei.act = Activation::silu;
-      CHECK(compare(Di, reference_gemm(Ai, Bi, &C0, nullptr, ei, 1)).rel_error <= tolerance(Dtype::f32, 40, Dtype::f16, Dtype::f16));
+      check_in_place(*ctx, cfg.block_m + 5, cfg.block_n + 3, 40, Dtype::f16, Activation::silu, cfg.to_string());
       // The 16-byte load path (contiguous, 8-aligned 16-bit inputs) in every storage orientation,
       // with bf16 multiplicands too where the device has them.
       HostMatrix A16(8, 8, Dtype::bf16), B16(8, 8, Dtype::bf16);
