@@ -139,8 +139,7 @@ std::atomic<int> g_validation_messages{0};
   X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkCreateCommandPool) X(vkDestroyCommandPool)            \
   X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer) \
   X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences)          \
-  X(vkCreateBuffer) X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements) X(vkAllocateMemory)        \
-  X(vkGetBufferMemoryRequirements2)                                                                \
+  X(vkCreateBuffer) X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements2) X(vkAllocateMemory)       \
   X(vkFreeMemory) X(vkBindBufferMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkCmdCopyBuffer)         \
   X(vkCreateShaderModule) X(vkDestroyShaderModule) X(vkCreateDescriptorSetLayout)                  \
   X(vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout)             \
@@ -1098,8 +1097,12 @@ class VulkanBackend final : public Backend {
                        Allocation& a) {
     VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, nullptr, 0, bytes, usage, VK_SHARING_MODE_EXCLUSIVE};
     OG_VK_TRY(vk_.vkCreateBuffer(device_, &bci, nullptr, &buffer), "vkCreateBuffer");
-    VkMemoryRequirements req;
-    vk_.vkGetBufferMemoryRequirements(device_, buffer, &req);
+    // The requirements, and whether the driver would rather give the buffer its own allocation.
+    VkMemoryDedicatedRequirements dreq{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    VkMemoryRequirements2 req2{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, &dreq};
+    VkBufferMemoryRequirementsInfo2 rinfo{VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2, nullptr, buffer};
+    vk_.vkGetBufferMemoryRequirements2(device_, &rinfo, &req2);
+    const VkMemoryRequirements& req = req2.memoryRequirements;
     VkPhysicalDeviceMemoryProperties mp;
     vk_.vkGetPhysicalDeviceMemoryProperties(physical_, &mp);
     uint32_t type = UINT32_MAX;
@@ -1114,11 +1117,6 @@ class VulkanBackend final : public Backend {
       return error(StatusCode::backend_failure, "vulkan: no memory type fits a storage buffer");
     }
     VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, nullptr, req.size, type};
-    // A buffer the driver would rather have its own allocation for gets one (large operands).
-    VkMemoryDedicatedRequirements dreq{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
-    VkMemoryRequirements2 req2{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, &dreq};
-    VkBufferMemoryRequirementsInfo2 rinfo{VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2, nullptr, buffer};
-    vk_.vkGetBufferMemoryRequirements2(device_, &rinfo, &req2);
     VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO, nullptr, VK_NULL_HANDLE, buffer};
     if (dreq.prefersDedicatedAllocation || dreq.requiresDedicatedAllocation) mai.pNext = &dedicated;
     VkResult r = vk_.vkAllocateMemory(device_, &mai, nullptr, &a.memory);
