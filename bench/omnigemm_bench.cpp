@@ -299,9 +299,13 @@ Status measure(Backend& be, const std::function<Status(int)>& launch, int sets, 
   if (!s) return s;
   double warm = first;
   int warm_runs = 1;
-  const double warmup_ms = std::max(o.warmup_ms, be.clock_ramp_ms());
+  // At least warmup_ms of device time, and the backend's clock ramp of back-to-back runs.
+  const auto start = std::chrono::steady_clock::now();
+  auto ramping = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() < be.clock_ramp_ms();
+  };
   double last = first;  // the estimate: the last warm-up run, at the clocks the timing will see
-  while (warm < warmup_ms && warm_runs < 100000) {
+  while ((warm < o.warmup_ms || ramping()) && warm_runs < 1000000) {
     if (!(s = be.time_ms(one, last))) return s;
     warm += last;
     ++warm_runs;

@@ -376,8 +376,9 @@ class VulkanBackend final : public Backend {
 
   // Measured on an H100 (driver 580.159.04): after a second of idling the SM clock sits at
   // 345 MHz and the Vulkan driver takes 0.5-1 s of back-to-back dispatches to bring it back to
-  // 1980 MHz; timings taken meanwhile were up to 5x slow.
-  double clock_ramp_ms() const override { return 1500; }
+  // 1980 MHz; timings taken meanwhile were up to 5x slow. CPU implementations (lavapipe) run at
+  // the host's clocks.
+  double clock_ramp_ms() const override { return cpu_device_ ? 0 : 1500; }
 
   Status time_ms(const std::function<Status()>& launch, double& ms) override {
     if (!timestamps_) return error(StatusCode::unsupported, "vulkan: " + info_.name + " has no compute timestamps");
@@ -865,7 +866,7 @@ class VulkanBackend final : public Backend {
     info_.limits.max_shared_bytes = l.maxComputeSharedMemorySize;
     info_.limits.max_threads_per_group = int(l.maxComputeWorkGroupInvocations);
     info_.limits.warp_size = int(sub.subgroupSize ? sub.subgroupSize : 1);
-    const bool cpu = props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    const bool cpu = cpu_device_ = props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     info_.limits.compute_units = cpu ? int(std::max(1u, std::thread::hardware_concurrency())) : 64;
     info_.limits.l2_bytes = cpu ? (32ll << 20) : (64ll << 20);  // not queryable in core Vulkan
     std::copy(l.maxComputeWorkGroupCount, l.maxComputeWorkGroupCount + 3, max_groups_);
@@ -1240,6 +1241,7 @@ class VulkanBackend final : public Backend {
   CoopmatShape cm_[2] = {{16, 16, 16}, {16, 16, 16}};  // fragment shapes for f16 / bf16, from the device
   bool coopmat_bf16_ = false;    // ... also with bf16 multiplicands (VK_KHR_shader_bfloat16)
   std::string coopmat_bf16_why_;
+  bool cpu_device_ = false;  // a CPU implementation (lavapipe)
   VkShaderModule coopmat2_shader_ = VK_NULL_HANDLE;
   VkShaderModule coopmat2_bf16_shader_ = VK_NULL_HANDLE;
   bool coopmat2_ = false;        // the NV cooperative matrix 2 path (-x2) runs on this device

@@ -63,9 +63,10 @@ class Backend {
   // Device time in milliseconds of what `launch` enqueues on the backend's default queue
   // (CUDA events, Vulkan timestamp queries, a host clock on the CPU).
   virtual Status time_ms(const std::function<Status()>& launch, double& ms) = 0;
-  // Device time to keep the device busy before timings mean anything: some drivers drop the
-  // clocks when the device idles for about a second and raise them again only after sustained
-  // work (timers and tuners run this much of their first candidate first).
+  // How long (wall clock, ms) to keep the device busy with back-to-back work before timings
+  // mean anything: some drivers drop the clocks when the device idles for about a second and
+  // raise them again only after sustained work (timers and tuners run their first candidate
+  // that long first).
   virtual double clock_ramp_ms() const { return 0; }
 };
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -314,10 +315,10 @@ Status Tuner::tune(Backend& be, const Problem& p, Config& best, const TuneOption
   size_t next = 0;
   // Bring the clocks up first (the first candidate, for as long as the backend asks), so that
   // the first candidates are not timed at idle clocks.
-  for (double ramped = 0; ramped < be.clock_ramp_ms();) {
+  const auto ramp_start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ramp_start).count() < be.clock_ramp_ms()) {
     double ms = 0;
-    if (!be.time_ms([&] { return be.run(rotation[next++ % rotation.size()], cands.front(), nullptr); }, ms) || ms <= 0) break;
-    ramped += ms;
+    if (!be.time_ms([&] { return be.run(rotation[next++ % rotation.size()], cands.front(), nullptr); }, ms)) break;
   }
   for (const Config& c : cands) {
     auto launch = [&] { return be.run(rotation[next++ % rotation.size()], c, nullptr); };
