@@ -33,15 +33,7 @@ TEST_CASE("cuda: every table config the generic kernel runs, forced, on edge sha
     ++ran;
   }
   CHECK(ran > 0);
-  HostMatrix A(8, 8, Dtype::f16), B(8, 8, Dtype::f16), D(8, 8, Dtype::f32);
-  A.randomize();
-  B.randomize();
-  Gemm g;
-  g.a = A.host_view();
-  g.b = B.host_view();
-  g.d = D.host_view();
-  g.config = "128x128x32-g8-s4-w4-k4";
-  Status s = ctx->run_host(g);
+  const Status s = run_probe(*ctx, Dtype::f16, "128x128x32-g8-s4-w4-k4");
   CHECK(s.code == StatusCode::unsupported);
   CHECK(s.message.find("split-K") != std::string::npos);
 }

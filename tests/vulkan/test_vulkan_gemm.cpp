@@ -77,21 +77,12 @@ TEST_CASE("vulkan: every portable config the device can run, forced, on edge sha
   CHECK(ran > 0);
   // A cooperative-matrix config the device or dtype cannot use (f32 inputs never take -x1 or
   // -x2; lavapipe has no cooperative matrices at all) is refused with a message naming what runs.
-  HostMatrix A(8, 8, Dtype::f32), B(8, 8, Dtype::f32), D(8, 8, Dtype::f32);
-  A.randomize();
-  B.randomize();
-  Gemm g;
-  g.a = A.host_view();
-  g.b = B.host_view();
-  g.d = D.host_view();
-  g.config = "128x128x32-g8-s2-w4-x1";
-  Status s = ctx->run_host(g);
+  Status s = run_probe(*ctx, Dtype::f32, "128x128x32-g8-s2-w4-x1");
   CHECK(s.code == StatusCode::unsupported);
   CHECK(s.message.find("portable") != std::string::npos);
   for (const char* config : {"128x128x32-g8-s1-w4-x2", "128x128x32-g8-s1-w4-x3"}) {  // NV coopmat 2; no such path
     CAPTURE(config);
-    g.config = config;
-    s = ctx->run_host(g);
+    s = run_probe(*ctx, Dtype::f32, config);
     CHECK(s.code == StatusCode::unsupported);
     CHECK(s.message.find("-x0 (portable") != std::string::npos);
   }
@@ -264,15 +255,7 @@ TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, o
     for (const auto& cfg : detail::config_table(OG_BACKEND_VULKAN)) {
       if (cfg.extra != extra) continue;
       CAPTURE(cfg.to_string());
-      HostMatrix A(8, 8, Dtype::f16), B(8, 8, Dtype::f16), D(8, 8, Dtype::f32);
-      A.randomize();
-      B.randomize();
-      Gemm g;
-      g.a = A.host_view();
-      g.b = B.host_view();
-      g.d = D.host_view();
-      g.config = cfg.to_string();
-      const Status s = ctx->run_host(g);
+      const Status s = run_probe(*ctx, Dtype::f16, cfg.to_string());
       if (!s.ok()) {
         CHECK(s.code == StatusCode::unsupported);  // refused with a reason, never a wrong answer
         CHECK(!s.message.empty());
@@ -318,12 +301,7 @@ TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, o
       check_in_place(*ctx, cfg.block_m + 5, cfg.block_n + 3, 40, Dtype::f16, Activation::silu, cfg.to_string());
       // The 16-byte load path (contiguous, 8-aligned 16-bit inputs) in every storage orientation,
       // with bf16 multiplicands too where the device has them.
-      HostMatrix A16(8, 8, Dtype::bf16), B16(8, 8, Dtype::bf16);
-      A16.randomize();
-      B16.randomize();
-      g.a = A16.host_view();
-      g.b = B16.host_view();
-      const Status bf16 = ctx->run_host(g);
+      const Status bf16 = run_probe(*ctx, Dtype::bf16, cfg.to_string());
       if (!bf16.ok()) {
         CHECK(bf16.code == StatusCode::unsupported);
         CHECK(bf16.message.find("bf16") != std::string::npos);
