@@ -319,12 +319,11 @@ class CudaBackend final : public Backend {
     if (p.k < 1) return fail("K must be at least 1 (a TMA box needs a non-empty K extent)");
     if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
     if (c.split_k > 1) {
-      const long long tiles = sm90::split_tiles((p.m + c.block_m - 1) / c.block_m, (p.n + c.block_n - 1) / c.block_n,
-                                                p.batch, cluster_m);
-      if (sm90::partial_floats(tiles, c.block_m, c.block_n, c.split_k) > kMaxPartialFloats)
+      const SplitSizes sizes = split_sizes(p, c);
+      if (sizes.floats > kMaxPartialFloats)
         return fail("the split-K workspace would exceed " + std::to_string(kMaxPartialFloats * 4 >> 20) +
                     " MiB: split_k 1 for a problem this large");
-      if (tiles * c.split_k > 0x7fffffffLL) return fail("more than 2^31 - 1 work items");
+      if (sizes.tiles * c.split_k > 0x7fffffffLL) return fail("more than 2^31 - 1 work items");
     }
 
     // Operand layouts. A (M x K): K-major when stride_col == 1, M-major when stride_row == 1.
@@ -406,11 +405,19 @@ class CudaBackend final : public Backend {
   };
   static constexpr int kMaxSplitK = 16;
   static constexpr long long kMaxPartialFloats = 1ll << 28;  // 1 GiB
-  Status split_workspace(const Problem& p, const Config& c, cudaStream_t s, sm90::Launch& l) {
+  // The split-K tiles (cluster groups) of a problem, and the partial floats and counters they need.
+  struct SplitSizes {
+    long long tiles, floats, count;
+  };
+  static SplitSizes split_sizes(const Problem& p, const Config& c) {
     const int cluster_m = c.extra == kFamilySm90Multicast ? 2 : 1;
     const long long tiles =
         sm90::split_tiles((p.m + c.block_m - 1) / c.block_m, (p.n + c.block_n - 1) / c.block_n, p.batch, cluster_m);
-    const long long floats = sm90::partial_floats(tiles, c.block_m, c.block_n, c.split_k), count = sm90::counter_count(tiles);
+    return {tiles, sm90::partial_floats(tiles, c.block_m, c.block_n, c.split_k), sm90::counter_count(tiles)};
+  }
+  Status split_workspace(const Problem& p, const Config& c, cudaStream_t s, sm90::Launch& l) {
+    const SplitSizes sizes = split_sizes(p, c);
+    const long long floats = sizes.floats, count = sizes.count;
     std::lock_guard<std::mutex> lock(workspace_mutex_);
     SplitWorkspace& w = workspaces_[s];
     if (w.floats < floats) {
