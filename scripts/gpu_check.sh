@@ -28,7 +28,7 @@ for tool in memcheck racecheck; do
   say "compute-sanitizer $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/sanitizer_$tool.log" | tail -1)"
 done
 cuobjdump --dump-sass "$build/tests/test_cuda" > "$logs/sass.txt" 2>&1
-say "SASS instruction counts: HGMMA=$(grep -c HGMMA "$logs/sass.txt") QGMMA=$(grep -c QGMMA "$logs/sass.txt") HMMA=$(grep -c HMMA "$logs/sass.txt") FFMA=$(grep -c FFMA "$logs/sass.txt")"
+say "SASS instruction counts: HGMMA=$(grep -c HGMMA "$logs/sass.txt") QGMMA=$(grep -c QGMMA "$logs/sass.txt") HMMA=$(grep -c HMMA "$logs/sass.txt") LDSM=$(grep -c LDSM "$logs/sass.txt") LDGSTS=$(grep -c LDGSTS "$logs/sass.txt") UTMALDG=$(grep -c UTMALDG "$logs/sass.txt") FFMA=$(grep -c FFMA "$logs/sass.txt")"
 
 "$build/bench/omnigemm-bench" --out "$logs/bench" "$@" > "$logs/bench.log" 2>&1
 say "omnigemm-bench rc=$?"

@@ -3,7 +3,10 @@
 //   -x1  Hopper TMA + wgmma warp-specialised persistent kernel (sm90/), sm_90 devices, both
 //        consumer warpgroups on each tile ("cooperative");
 //   -x2  the same kernel with each consumer warpgroup on its own tiles ("ping-pong");
-//   -x3  cooperative, in clusters of two programs that multicast the shared B tile.
+//   -x3  cooperative, in clusters of two programs that multicast the shared B tile;
+//   -x4  the cooperative kernel on D^T = B^T A^T (skinny M);
+//   -x5  mma.sync + ldmatrix + cp.async multistage kernel (sm80/), sm_80 and newer: the
+//        tensor-core path of Ampere/Ada and the fallback where TMA cannot take the operands.
 // Tiles are visited in the grouped order of the shared scheduler (omnigemm/tile_schedule.h).
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -17,6 +20,7 @@
 #include "backend.hpp"
 #include "generic_kernel.cuh"
 #include "omnigemm/tile_schedule.h"
+#include "sm80/launch.hpp"
 #include "sm90/launch.hpp"
 
 namespace omnigemm::detail {
@@ -97,15 +101,16 @@ class CudaBackend final : public Backend {
   bool supports_async() const override { return true; }
 
   // Only the fastest family that can take the problem is offered: the tuner and the heuristic
-  // then choose among its tile shapes (the generic kernel is tens of times slower where the
-  // tensor-core kernel runs).
+  // then choose among its tile shapes (Hopper's wgmma kernel is about twice as fast as mma.sync
+  // on an H100; the generic kernel is tens of times slower than either).
   std::vector<Config> candidates(const Problem& p) const override {
-    std::vector<Config> sm90, generic;
+    std::vector<Config> sm90, mma, generic;
     for (const Config& c : config_table(OG_BACKEND_CUDA)) {
       if (is_sm90(c) && plan_sm90(p, c, nullptr, nullptr)) sm90.push_back(c);
+      if (c.extra == kFamilyMma && plan_mma(p, c, nullptr, nullptr)) mma.push_back(c);
       if (c.extra == kFamilyGeneric && runnable_generic(c, nullptr)) generic.push_back(c);
     }
-    return sm90.empty() ? generic : sm90;
+    return !sm90.empty() ? sm90 : !mma.empty() ? mma : generic;
   }
 
   Status run(const Problem& p, const Config& cfg, void* stream) override {
@@ -133,10 +138,19 @@ class CudaBackend final : public Backend {
       OG_CUDA_TRY(e, "gemm_tma_wgmma launch");
       return {};
     }
+    if (cfg.extra == kFamilyMma) {
+      sm80::Launch l{};
+      if (!plan_mma(p, cfg, &l, &why))
+        return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " (mma.sync kernel) cannot run this problem: " + why);
+      l.stream = s;
+      OG_CUDA_TRY(l.a.dtype == OG_DTYPE_BF16 || l.b.dtype == OG_DTYPE_BF16 ? sm80::launch_bf16(l) : sm80::launch_f16(l),
+                  "gemm_mma_sync launch");
+      return {};
+    }
     if (cfg.extra != kFamilyGeneric || !runnable_generic(cfg, &why))
       return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " cannot run on the generic kernel: " +
                                                 (cfg.extra != kFamilyGeneric ? "unknown kernel variant -x" + std::to_string(cfg.extra) +
-                                                                                   " (0: generic, 1: Hopper TMA/wgmma, 2: Hopper ping-pong, 3: Hopper with B multicast, 4: Hopper on D^T = B^T A^T)"
+                                                                                   " (0: generic, 1: Hopper TMA/wgmma, 2: Hopper ping-pong, 3: Hopper with B multicast, 4: Hopper on D^T = B^T A^T, 5: mma.sync)"
                                                                              : why));
     cuda::GenericArgs k{};
     k.m = int(p.m); k.n = int(p.n); k.k = int(p.k);
@@ -209,7 +223,7 @@ class CudaBackend final : public Backend {
   // shapes, M = 16) the wide N then fills wgmma's M side and TMA boxes carry mostly real data:
   // a 128x64 tile over M = 16 stages 16 KB of A per K step of which 2 KB are rows of A.
   static constexpr int kFamilyGeneric = 0, kFamilySm90 = 1, kFamilySm90PingPong = 2, kFamilySm90Multicast = 3,
-                       kFamilySm90SwapAB = 4;
+                       kFamilySm90SwapAB = 4, kFamilyMma = 5;
   static bool is_sm90(const Config& c) {
     return c.extra == kFamilySm90 || c.extra == kFamilySm90PingPong || c.extra == kFamilySm90Multicast ||
            c.extra == kFamilySm90SwapAB;
@@ -357,6 +371,64 @@ class CudaBackend final : public Backend {
                         b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, b_k_major ? block_k : 64,
                         b_k_major ? c.block_n / cluster_m : block_k, why))
       return false;
+    return true;
+  }
+
+  // The mma.sync kernel's multiplicand type for an input pair: 0 f16, 1 bf16, -1 none. fp8
+  // values are exact in either; f32 and mixed f16 x bf16 have no exact 16-bit type.
+  static int mma_multiplicand(og_dtype a, og_dtype b) {
+    auto fp8 = [](og_dtype t) { return t == OG_DTYPE_FP8_E4M3 || t == OG_DTYPE_FP8_E5M2; };
+    if ((a == OG_DTYPE_F16 || fp8(a)) && (b == OG_DTYPE_F16 || fp8(b))) return 0;
+    if ((a == OG_DTYPE_BF16 || fp8(a)) && (b == OG_DTYPE_BF16 || fp8(b))) return 1;
+    return -1;
+  }
+
+  // Can the mma.sync kernel run `p` with config `c`? When `l` is given, also fills the launch.
+  // The cp.async loader needs both operands stored as the multiplicand type, one unit stride
+  // each and 16-byte aligned bases, leading dimensions and batch strides; the gathering loader
+  // (128x128 and 64x64 tiles) takes everything else.
+  bool plan_mma(const Problem& p, const Config& c, sm80::Launch* l, std::string* why) const {
+    auto fail = [&](std::string msg) {
+      if (why) *why = std::move(msg);
+      return false;
+    };
+    bool shape = false, gather_ok = false;
+    for (const auto& s : sm80::kShapes)
+      if (c.block_m == s[0] && c.block_n == s[1] && c.warps == s[2]) shape = true, gather_ok = s[3] != 0;
+    if (!shape) return fail("tiles must be 128x256 or 128x128 with 8 warps, or 64x64 with 4 warps");
+    if (c.block_k != sm80::kBlockK) return fail("BLOCK_K must be " + std::to_string(sm80::kBlockK));
+    if (c.split_k != 1) return fail("split-K is not implemented for the mma.sync kernel");
+    if (c.stages < sm80::kMinStages || c.stages > sm80::kMaxStages)
+      return fail("needs " + std::to_string(sm80::kMinStages) + " to " + std::to_string(sm80::kMaxStages) + " pipeline stages");
+    const int mul = mma_multiplicand(p.a.dtype, p.b.dtype);
+    if (mul < 0)
+      return fail("inputs must be f16 or bf16 (not both; fp8 converts exactly to either); f32 and f16 x bf16 run on the generic kernel (-x0)");
+    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
+    if (((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) > 0x7fffffffLL)
+      return fail("more than 2^31 - 1 output tiles");
+    const og_dtype mul_dtype = mul ? OG_DTYPE_BF16 : OG_DTYPE_F16;
+    const bool a_k_major = p.a.stride_col == 1, b_k_major = p.b.stride_row == 1;
+    const bool a_unit = a_k_major || p.a.stride_row == 1, b_unit = b_k_major || p.b.stride_col == 1;
+    const bool copy = p.a.dtype == mul_dtype && p.b.dtype == mul_dtype && a_unit && b_unit &&
+                      check_tma_operand(p.a, 2, a_k_major ? p.a.stride_row : p.a.stride_col, p.batch, nullptr) &&
+                      check_tma_operand(p.b, 2, b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, nullptr);
+    if (!copy && !gather_ok)
+      return fail("the " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) +
+                  " tile has only the cp.async loader: both inputs f16 or both bf16, a unit stride each, 16-byte aligned bases, "
+                  "leading dimensions and batch strides (128x128 and 64x64 tiles take any operands)");
+    const size_t smem = sm80::shared_bytes(c.block_m, c.block_n, c.warps, !copy || a_k_major, !copy || b_k_major, c.stages);
+    if (smem > size_t(info_.limits.max_shared_bytes))
+      return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
+    if (!l) return true;
+    l->m = int(p.m); l->n = int(p.n); l->k = int(p.k); l->batch = int(p.batch);
+    l->group_m = c.group_m; l->stages = c.stages;
+    l->block_m = c.block_m; l->block_n = c.block_n; l->warps = c.warps;
+    l->gather = !copy;
+    l->a_k_major = a_k_major; l->b_k_major = b_k_major;
+    l->a = operand_args(p.a); l->b = operand_args(p.b);
+    l->ep = epilogue_args(p);
+    l->max_grid_z = int(std::min<long long>(max_grid_z_, 0x7fffffff));
+    l->max_shared = size_t(info_.limits.max_shared_bytes);
     return true;
   }
 

@@ -97,6 +97,79 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
   CHECK(ran >= 4 * (2 * 4 + 4) * 3);
 }
 
+TEST_CASE("cuda: the mma.sync kernel, forced, on every tile shape, stage count, loader, input pair and layout") {
+  auto ctx = cuda_context("mma.sync kernel");
+  if (!ctx) return;
+  int ran = 0, expected = 0;
+  for (const auto& table_cfg : detail::config_table(OG_BACKEND_CUDA)) {
+    if (table_cfg.extra != 5) continue;
+    const bool gathers = table_cfg.block_n <= 128;  // 128x256 has only the cp.async loader
+    for (int stages : {table_cfg.stages, 2, 5}) {
+      detail::Config cfg = table_cfg;
+      cfg.stages = stages;
+      const std::string config = cfg.to_string();
+      // cp.async loader: both inputs f16 or both bf16, 16-byte aligned, every operand layout;
+      // edges as in the Hopper test (one row, a tile -1/+1, two tiles and a bit; a masked column
+      // tail; a partial last K tile and a partial 16-byte vector of K), C, bias, activations.
+      for (Dtype in : {Dtype::f16, Dtype::bf16})
+        for (int layout = 0; layout < 4; ++layout) {
+          const int64_t m = layout == 0 ? 1 : layout == 1 ? cfg.block_m - 1 : layout == 2 ? cfg.block_m + 1 : 2 * cfg.block_m + 5;
+          Case c{m, cfg.block_n + 3, 2 * int64_t(cfg.block_k) + 1 + 8 * layout, layout % 2 ? 2 : 1};
+          c.config = config;
+          c.tma_aligned = true;
+          c.d_aligned = layout % 2 == 1;
+          c.a = c.b = in;
+          c.d = layout == 0 ? Dtype::f32 : in;
+          c.ta = layout & 1;
+          c.tb = layout & 2;
+          c.epi.alpha = 0.75f;
+          c.epi.beta = layout == 2 ? -0.5f : 0.0f;
+          c.epi.bias_mode = BiasMode(layout % 3);
+          c.epi.act = layout == 1 ? Activation::silu : Activation::none;
+          c.may_refuse = "bytes of shared memory";  // 5 stages of 128x256 on a device with less than 150 KiB
+          run_case(*ctx, c);
+          ++ran;
+        }
+      expected += 8;
+      if (!gathers) continue;
+      // Gathering loader: odd leading dimensions and batch gaps, fp8 converted exactly, mixed
+      // with a 16-bit type or with each other, column-major storage as well as transposes.
+      struct Inputs { Dtype a, b; };
+      const Inputs inputs[] = {{Dtype::f16, Dtype::f16}, {Dtype::fp8_e4m3, Dtype::f16}, {Dtype::bf16, Dtype::fp8_e5m2},
+                               {Dtype::fp8_e4m3, Dtype::fp8_e5m2}};
+      for (int i = 0; i < 4; ++i) {
+        Case c{i == 0 ? 1 : cfg.block_m + 7 * i, cfg.block_n * (i % 2 + 1) - 3, 3 * int64_t(cfg.block_k) - 5 + i, 1 + i % 2};
+        c.config = config;
+        c.a = inputs[i].a;
+        c.b = inputs[i].b;
+        c.d = i == 2 ? Dtype::bf16 : Dtype::f32;
+        c.ta = i == 1;
+        c.tb = i == 2;
+        c.la = i == 3 ? Layout::col_major : Layout::row_major;
+        c.lb = i == 0 ? Layout::col_major : Layout::row_major;
+        c.epi.beta = i == 1 ? 0.25f : 0.0f;
+        c.epi.bias_mode = BiasMode((i + 1) % 3);
+        c.epi.act = i == 3 ? Activation::gelu_tanh : Activation::none;
+        run_case(*ctx, c);
+        ++ran;
+      }
+      expected += 4;
+    }
+  }
+  CHECK(ran == expected);
+  CHECK(ran >= 3 * 3 * 8 + 2 * 3 * 4);
+  // 128x256 has no gathering loader: fp8 inputs, f32 inputs and split-K are refused by name.
+  Status s = run_probe(*ctx, Dtype::fp8_e4m3, "128x256x32-g8-s3-w8-x5");
+  CHECK(s.code == StatusCode::unsupported);
+  CHECK(s.message.find("cp.async") != std::string::npos);
+  s = run_probe(*ctx, Dtype::f32, "128x128x32-g8-s4-w8-x5");
+  CHECK(s.code == StatusCode::unsupported);
+  CHECK(s.message.find("generic kernel") != std::string::npos);
+  s = run_probe(*ctx, Dtype::f16, "128x128x32-g8-s4-w8-k2-x5");
+  CHECK(s.code == StatusCode::unsupported);
+  CHECK(s.message.find("split-K") != std::string::npos);
+}
+
 TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
   // Small enough for compute-sanitizer (memcheck, racecheck) to finish quickly; several work
   // items per program so that ring wrap-around, ping-pong turns and cluster multicast all run.
@@ -121,6 +194,25 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
     c.epi.act = Activation::none;
     c.n = 301;
     c.d = Dtype::bf16;
+    run_case(*ctx, c);
+  }
+}
+
+TEST_CASE("cuda: sanitizer subset: the mma.sync kernel, both loaders") {
+  // Several K tiles per tile (ring wrap-around at 3 stages) and a masked K tail.
+  auto ctx = cuda_context("sanitizer subset (mma.sync)");
+  if (!ctx) return;
+  for (const char* config : {"128x128x32-g8-s3-w8-x5", "64x64x32-g8-s4-w4-x5"}) {
+    Case c{200, 150, 170, 2};
+    c.config = config;
+    c.tma_aligned = c.d_aligned = true;  // cp.async loader
+    c.a = c.b = Dtype::bf16;
+    c.d = Dtype::f16;
+    c.tb = true;
+    c.epi.bias_mode = BiasMode::per_n;
+    run_case(*ctx, c);
+    c.tma_aligned = false;  // gathering loader: odd leading dimensions, fp8 A
+    c.a = Dtype::fp8_e4m3;
     run_case(*ctx, c);
   }
 }

@@ -1,0 +1,60 @@
+// Instantiates gemm_mma_sync for one multiplicand type over the shapes and loaders of launch.hpp.
+#pragma once
+#include <algorithm>
+#include <atomic>
+
+#include "gemm_mma_sync.cuh"
+#include "launch.hpp"
+
+namespace omnigemm::detail::sm80 {
+
+template <class S>
+cudaError_t launch_shape(const Launch& l) {
+  const size_t smem = shared_bytes(S::BLOCK_M, S::BLOCK_N, S::THREADS / 32, S::A_K_MAJOR, S::B_K_MAJOR, l.stages);
+  if (l.stages < kMinStages || l.stages > kMaxStages || smem > l.max_shared) return cudaErrorInvalidValue;
+  // Raise the dynamic shared-memory limit once per instantiation and device.
+  static std::atomic<unsigned long long> raised_on{0};
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  const unsigned long long bit = 1ull << (device & 63);
+  if (!(raised_on.load(std::memory_order_acquire) & bit)) {
+    const cudaError_t e = cudaFuncSetAttribute(gemm_mma_sync<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.max_shared));
+    if (e != cudaSuccess) return e;
+    raised_on.fetch_or(bit, std::memory_order_acq_rel);
+  }
+  KernelArgs args{};
+  args.m = l.m; args.n = l.n; args.k = l.k;
+  args.num_pid_m = (l.m + S::BLOCK_M - 1) / S::BLOCK_M;
+  args.num_pid_n = (l.n + S::BLOCK_N - 1) / S::BLOCK_N;
+  args.group_m = l.group_m;
+  args.stages = l.stages;
+  args.a = l.a; args.b = l.b; args.ep = l.ep;
+  const unsigned tiles = unsigned(args.num_pid_m * (long long)args.num_pid_n);
+  for (int b0 = 0; b0 < l.batch; b0 += l.max_grid_z) {
+    args.batch_base = b0;
+    const dim3 grid(tiles, 1, unsigned(std::min(l.max_grid_z, l.batch - b0)));
+    gemm_mma_sync<S><<<grid, S::THREADS, smem, l.stream>>>(args);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+template <class T, bool A_K_MAJOR, bool B_K_MAJOR, bool GATHER>
+cudaError_t launch_loader(const Launch& l) {
+  if (l.block_m == 128 && l.block_n == 128 && l.warps == 8) return launch_shape<Shape<T, 128, 128, kWarpsM, 8 / kWarpsM, A_K_MAJOR, B_K_MAJOR, GATHER>>(l);
+  if (l.block_m == 64 && l.block_n == 64 && l.warps == 4) return launch_shape<Shape<T, 64, 64, kWarpsM, 4 / kWarpsM, A_K_MAJOR, B_K_MAJOR, GATHER>>(l);
+  if constexpr (!GATHER)
+    if (l.block_m == 128 && l.block_n == 256 && l.warps == 8) return launch_shape<Shape<T, 128, 256, kWarpsM, 8 / kWarpsM, A_K_MAJOR, B_K_MAJOR, false>>(l);
+  return cudaErrorInvalidValue;
+}
+
+template <class T>
+cudaError_t launch_type(const Launch& l) {
+  if (l.gather) return launch_loader<T, true, true, true>(l);
+  if (l.a_k_major && l.b_k_major) return launch_loader<T, true, true, false>(l);
+  if (l.a_k_major) return launch_loader<T, true, false, false>(l);
+  if (l.b_k_major) return launch_loader<T, false, true, false>(l);
+  return launch_loader<T, false, false, false>(l);
+}
+
+}  // namespace omnigemm::detail::sm80

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Checks the generated code of the CUDA kernel families without a GPU (CI has nvcc and ptxas but
+# no cuobjdump; the H100 run checks the SASS, scripts/gpu_check.sh): the PTX of each family
+# carries the instructions it is built on, and ptxas fits every mma.sync kernel in its register
+# budget without spilling to local memory.
+#   usage: codegen_check.sh <nvcc> <source dir> <work dir>
+set -euo pipefail
+nvcc="$1"; src="$2"; work="$3"
+mkdir -p "$work"
+flags=(-std=c++20 -O3 --expt-relaxed-constexpr -I"$src/engine/include" -I"$src/engine/src")
+failures=0
+expect() {  # <file> <fixed string> <what>
+  local n
+  n=$(grep -cF -- "$2" "$1" || true)
+  if [ "$n" -gt 0 ]; then echo "ok    $3: $n lines with '$2'"; else echo "FAIL  $3: no '$2' in $(basename "$1")"; failures=$((failures + 1)); fi
+}
+
+# sm_80: mma.sync + ldmatrix + cp.async (both multiplicand types), then ptxas for sm_80.
+for t in f16 bf16; do
+  ptx="$work/sm80_$t.ptx"
+  "$nvcc" "${flags[@]}" -arch=compute_80 -ptx "$src/backends/cuda/sm80/instances_$t.cu" -o "$ptx"
+  expect "$ptx" "mma.sync.aligned.m16n8k16.row.col.f32.$t.$t.f32" "sm_80 $t tensor-core MMA"
+  expect "$ptx" "ldmatrix.sync.aligned.m8n8.x4.shared.b16" "sm_80 $t ldmatrix (K-major operands)"
+  expect "$ptx" "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" "sm_80 $t ldmatrix.trans (MN-major operands)"
+  expect "$ptx" "cp.async.cg.shared.global" "sm_80 $t cp.async copies"
+  expect "$ptx" "cp.async.wait_group" "sm_80 $t multistage waits"
+  "$(dirname "$nvcc")/ptxas" -arch=sm_80 -v "$ptx" -o "$work/sm80_$t.cubin" 2> "$work/sm80_$t.ptxas.log" ||
+    { echo "FAIL  ptxas sm_80 $t:"; cat "$work/sm80_$t.ptxas.log"; failures=$((failures + 1)); }
+  kernels=$(grep -c "Compiling entry function" "$work/sm80_$t.ptxas.log" || true)
+  spilling=$(grep "spill stores" "$work/sm80_$t.ptxas.log" | grep -vc " 0 bytes spill stores, 0 bytes spill loads" || true)
+  most=$(grep -oE "Used [0-9]+ registers" "$work/sm80_$t.ptxas.log" | awk '{print $2}' | sort -n | tail -1)
+  if [ "$kernels" -ge 14 ] && [ "$spilling" -eq 0 ]; then
+    echo "ok    sm_80 $t: $kernels mma.sync kernels, none spills, at most $most registers per thread"
+  else
+    echo "FAIL  sm_80 $t: $kernels kernels (expected 14), $spilling spill to local memory"; failures=$((failures + 1))
+  fi
+done
+
+# sm_90a: wgmma (16-bit and fp8), TMA tensor copies with cluster multicast, mbarriers and
+# register reallocation between producer and consumer warpgroups.
+for t in f16 fp8; do
+  ptx="$work/sm90a_$t.ptx"
+  "$nvcc" "${flags[@]}" -arch=compute_90a -ptx "$src/backends/cuda/sm90/instances_$t.cu" -o "$ptx"
+  expect "$ptx" "wgmma.mma_async.sync.aligned" "sm_90a $t wgmma"
+  expect "$ptx" "cp.async.bulk.tensor.3d.shared::cluster.global" "sm_90a $t TMA loads"
+  expect "$ptx" ".multicast::cluster" "sm_90a $t TMA multicast"
+  expect "$ptx" "mbarrier.try_wait" "sm_90a $t mbarrier waits"
+  expect "$ptx" "setmaxnreg" "sm_90a $t register reallocation"
+done
+expect "$work/sm90a_f16.ptx" ".f32.f16.f16" "sm_90a f16 x f16 -> f32 wgmma"
+expect "$work/sm90a_fp8.ptx" ".f32.e4m3.e4m3" "sm_90a e4m3 x e4m3 -> f32 wgmma"
+expect "$work/sm90a_fp8.ptx" ".f32.e5m2.e5m2" "sm_90a e5m2 x e5m2 -> f32 wgmma"
+
+if [ "$failures" -ne 0 ]; then echo "codegen check: $failures failure(s)"; exit 1; fi
+echo "codegen check: all passed"
