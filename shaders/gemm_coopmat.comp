@@ -44,6 +44,10 @@ layout(constant_id = 17) const uint STAGES = 2;     // shared-memory buffers: 1 
 layout(constant_id = 18) const uint MUL_BF16 = 0;   // 1 in the host's bf16 module: MUL_T is bfloat16
 layout(constant_id = 19) const uint A_M_CONTIG = 0; // 1: A's M index is the contiguous one (staged K x M)
 layout(constant_id = 20) const uint B_K_CONTIG = 0; // 1: B's K index is the contiguous one (staged N x K)
+// Ceiling measurement only (OMNIGEMM_VK_MAINLOOP_PROBE, results are wrong by design): 1 drops the
+// global loads from the K loop (shared -> fragment loads and MMAs remain), 2 also drops the
+// shared-memory loads (MMAs on fragments loaded once). 0 in every normal pipeline.
+layout(constant_id = 21) const uint MAINLOOP_PROBE = 0;
 
 // Vector views of the same bindings (descriptor aliasing): 8 16-bit inputs per A/B load, 4
 // outputs per D store, used where the contiguous dimension, the strides and the base allow.
@@ -197,8 +201,28 @@ void main() {
     store_tiles(0u);
   }
   barrier();
-  for (uint kt = 0; kt < k_tiles; ++kt) {
-    const bool more = kt + 1u < k_tiles;
+  if (MAINLOOP_PROBE == 2u) {
+    // The same MMA count as the real loop on fragments that never change: the MMA-issue ceiling.
+    coopmat<MUL_T, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> b_frag[FRAG_N];
+    coopmat<MUL_T, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a_frag[FRAG_M];
+    [[unroll]] for (uint j = 0; j < FRAG_N; ++j) {
+      const uint n = wn * WARP_N + j * CM_N;
+      if (B_K_CONTIG != 0u) coopMatLoad(b_frag[j], smem, A_TILE_VECS + n * B_LD, B_LD, gl_CooperativeMatrixLayoutColumnMajor);
+      else coopMatLoad(b_frag[j], smem, A_TILE_VECS + n / 8u, B_LD, gl_CooperativeMatrixLayoutRowMajor);
+    }
+    [[unroll]] for (uint i = 0; i < FRAG_M; ++i) {
+      const uint m = wm * WARP_M + i * CM_M;
+      if (A_M_CONTIG != 0u) coopMatLoad(a_frag[i], smem, m / 8u, A_LD, gl_CooperativeMatrixLayoutColumnMajor);
+      else coopMatLoad(a_frag[i], smem, m * A_LD, A_LD, gl_CooperativeMatrixLayoutRowMajor);
+    }
+    for (uint kt = 0; kt < k_tiles; ++kt)
+      [[unroll]] for (uint kk = 0; kk < BLOCK_K; kk += CM_K)
+        [[unroll]] for (uint i = 0; i < FRAG_M; ++i)
+          [[unroll]] for (uint j = 0; j < FRAG_N; ++j) acc[i][j] = coopMatMulAdd(a_frag[i], b_frag[j], acc[i][j]);
+    barrier();
+  }
+  for (uint kt = 0; MAINLOOP_PROBE != 2u && kt < k_tiles; ++kt) {
+    const bool more = kt + 1u < k_tiles && MAINLOOP_PROBE == 0u;
     const uint stage = STAGES > 1u ? (kt & 1u) : 0u;
     if (more) load_tiles((kt + 1u) * BLOCK_K);  // in flight during the MMAs below
 

@@ -244,6 +244,11 @@ class VulkanBackend final : public Backend {
     }
     Status s = host ? adopt(*host) : create_own(opt.device_index);
     if (!s) return s;
+    if (const char* probe = std::getenv("OMNIGEMM_VK_MAINLOOP_PROBE"); probe && (*probe == '1' || *probe == '2')) {
+      mainloop_probe_ = uint32_t(*probe - '0');
+      std::fprintf(stderr, "omnigemm: OMNIGEMM_VK_MAINLOOP_PROBE=%u: cooperative-matrix GEMMs measure a %s K loop and give WRONG results\n",
+                   mainloop_probe_, mainloop_probe_ == 1 ? "load-free (shared -> fragments + MMA)" : "MMA-only");
+    }
     return create_common();
   }
 
@@ -999,7 +1004,7 @@ class VulkanBackend final : public Backend {
     const uint32_t c_type = p.c.present ? uint32_t(p.c.dtype) : 99u;
     // ids 0..11 (every shader), then the path's own: coopmat pipelines also specialise on the
     // multiplicand type and on how the operands lie in memory.
-    uint32_t values[21] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),
+    uint32_t values[22] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),
                            uint32_t(c.warps * info_.limits.warp_size), uint32_t(p.a.dtype), uint32_t(p.b.dtype),
                            c_type, uint32_t(p.d.dtype), uint32_t(p.bias_mode), uint32_t(p.bias_dtype),
                            uint32_t(p.activation)};
@@ -1008,11 +1013,11 @@ class VulkanBackend final : public Backend {
     if (c.extra == 1) {
       const uint32_t mul = uint32_t(coopmat_mul_type(p)), a_m = a_m_contiguous(p), b_k = b_k_contiguous(p);
       const CoopmatShape& cm = cm_[mul];
-      const uint32_t own[9] = {cm.m, cm.n, cm.k, uint32_t(info_.limits.warp_size), uint32_t(coopmat_warps_m(c)),
-                               uint32_t(c.stages), mul, a_m, b_k};  // ids 12..20
-      std::copy(own, own + 9, values + 12);
-      count = 21;
-      variant = mul | a_m << 1 | b_k << 2;
+      const uint32_t own[10] = {cm.m, cm.n, cm.k, uint32_t(info_.limits.warp_size), uint32_t(coopmat_warps_m(c)),
+                                uint32_t(c.stages), mul, a_m, b_k, mainloop_probe_};  // ids 12..21
+      std::copy(own, own + 10, values + 12);
+      count = 22;
+      variant = mul | a_m << 1 | b_k << 2 | mainloop_probe_ << 3;
       module = mul ? coopmat_bf16_shader_ : coopmat_shader_;
     } else if (c.extra == 2) {
       const uint32_t mul = uint32_t(coopmat_mul_type(p));
@@ -1026,7 +1031,7 @@ class VulkanBackend final : public Backend {
     const PipelineKey key{c, p.a.dtype, p.b.dtype, c_type, p.d.dtype, p.bias_mode, p.bias_dtype, p.activation, variant};
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = pipelines_.find(key); it != pipelines_.end()) { out = it->second; return {}; }
-    VkSpecializationMapEntry entries[21];
+    VkSpecializationMapEntry entries[22];
     for (uint32_t i = 0; i < count; ++i) entries[i] = {i, i * 4, 4};
     VkSpecializationInfo spec{count, entries, count * 4, values};
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
@@ -1240,6 +1245,7 @@ class VulkanBackend final : public Backend {
   std::string coopmat_why_;      // ... or why not
   CoopmatShape cm_[2] = {{16, 16, 16}, {16, 16, 16}};  // fragment shapes for f16 / bf16, from the device
   bool coopmat_bf16_ = false;    // ... also with bf16 multiplicands (VK_KHR_shader_bfloat16)
+  uint32_t mainloop_probe_ = 0;  // OMNIGEMM_VK_MAINLOOP_PROBE (ceiling measurement): the shader's id 21
   std::string coopmat_bf16_why_;
   bool cpu_device_ = false;  // a CPU implementation (lavapipe)
   VkShaderModule coopmat2_shader_ = VK_NULL_HANDLE;

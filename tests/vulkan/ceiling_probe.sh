@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Measures the ceiling of the KHR cooperative-matrix shader on a GPU (issue 4's "measured
+# ceiling"): the same pipelines with the K loop stripped step by step through the shader's
+# MAINLOOP_PROBE specialization constant (OMNIGEMM_VK_MAINLOOP_PROBE; results are WRONG by design,
+# the bench's check column says so):
+#   0  the real kernel;
+#   1  no global loads in the K loop (shared -> fragment loads, MMAs, one barrier per K tile);
+#   2  MMAs only, on fragments loaded once (the instruction-issue ceiling of coopMatMulAdd).
+#   usage (repo root, build and .gl carried): bash tests/vulkan/ceiling_probe.sh <build> <out> [sizes]
+set -uo pipefail
+build="$1"; out="$2"; sizes="${3:-4096,8192}"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+echo "== $(date -u '+%Y-%m-%d %H:%M UTC') $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader)"
+for cfg in 128x256x32-g8-s1-w8-x1 128x128x32-g8-s2-w4-x1 128x128x32-g8-s2-w8-x1 256x128x32-g8-s1-w8-x1; do
+  for mode in 0 1 2; do
+    echo "-- f16 $cfg probe $mode"
+    OMNIGEMM_VK_MAINLOOP_PROBE=$mode timeout 100 "$build/bench/omnigemm-bench" --backend vulkan --sizes "$sizes" --dtype f16 \
+      --config "$cfg" --no-vendor --no-plot --budget-ms 300 --out "$out/probe_${cfg}_$mode" 2>&1 | grep -E "^vulkan|rror" | head -4
+  done
+done
+echo "-- cuBLAS via torch.matmul, same run (CUDA events, median of 20 after 5 warm-up)"
+timeout 60 python3 - "$sizes" <<'PY'
+import sys, torch
+for n in (int(x) for x in sys.argv[1].split(",")):
+    a = torch.randn(n, n, device="cuda", dtype=torch.float16); b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    for _ in range(5): torch.matmul(a, b)
+    ts = []
+    for _ in range(20):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record(); torch.matmul(a, b); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
+    ts.sort(); ms = ts[10]
+    print(f"cublas f16 {n:5d}  {ms:8.4f} ms  {2*n**3/ms/1e9:7.1f} TF/s")
+PY
