@@ -138,41 +138,45 @@ __device__ __forceinline__ void copy_tile(unsigned dst, const T* src, long long 
   }
 }
 
-// An input element as the multiplicand type T: T itself, or fp8 (exact in f16 and in bf16).
-template <class T>
-__device__ __forceinline__ T load_multiplicand(og_dtype dtype, const void* base, long long i) {
-  const unsigned char byte = static_cast<const unsigned char*>(base)[dtype == OG_DTYPE_FP8_E4M3 || dtype == OG_DTYPE_FP8_E5M2 ? i : 0];
-  float x;
-  if (dtype == OG_DTYPE_FP8_E4M3) x = cuda::decode_e4m3(byte);
-  else if (dtype == OG_DTYPE_FP8_E5M2) x = __half2float(__ushort_as_half(static_cast<unsigned short>(byte << 8)));
-  else return static_cast<const T*>(base)[i];
-  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(x);
-  else return __float2bfloat16_rn(x);
-}
-
 // Gathering loader: element (r, c) of a K-major tile (ROWS of the M or N index x BLOCK_K) is
 // op[(row0 + r) * row_stride + (k0 + c) * k_stride], zero outside; threads walk the dimension
-// that is contiguous in memory first so that the loads coalesce.
-template <int ROWS, int COUNT, int THREADS, class T>
-__device__ __forceinline__ void gather_tile(T (&regs)[COUNT], const cuda::OperandArgs& op, long long base, long long row_stride,
-                                            long long k_stride, int row0, int row_end, int k0, int k_end) {
+// that is contiguous in memory first so that the loads coalesce. The registers keep the raw
+// bits (16-bit, or an fp8 byte); the element width is one uniform branch per tile, so the
+// loads of a tile are independent of each other and all in flight during the MMAs.
+template <int ROWS, int COUNT, int THREADS>
+__device__ __forceinline__ void gather_tile(unsigned short (&raw)[COUNT], const cuda::OperandArgs& op, long long base,
+                                            long long row_stride, long long k_stride, int row0, int row_end, int k0, int k_end) {
   const bool k_fastest = k_stride <= row_stride;
+  auto gather = [&](const auto* elements) {
 #pragma unroll
-  for (int i = 0; i < COUNT; ++i) {
-    const int e = int(threadIdx.x) + i * THREADS;
-    const int r = k_fastest ? e / kBlockK : e % ROWS, c = k_fastest ? e % kBlockK : e / ROWS;
-    regs[i] = row0 + r < row_end && k0 + c < k_end
-                  ? load_multiplicand<T>(op.dtype, op.ptr, base + (row0 + r) * row_stride + (k0 + c) * k_stride)
-                  : T(0.0f);
-  }
+    for (int i = 0; i < COUNT; ++i) {
+      const int e = int(threadIdx.x) + i * THREADS;
+      const int r = k_fastest ? e / kBlockK : e % ROWS, c = k_fastest ? e % kBlockK : e / ROWS;
+      raw[i] = row0 + r < row_end && k0 + c < k_end ? elements[base + (row0 + r) * row_stride + (k0 + c) * k_stride] : 0;
+    }
+  };
+  if (op.dtype == OG_DTYPE_FP8_E4M3 || op.dtype == OG_DTYPE_FP8_E5M2) gather(static_cast<const unsigned char*>(op.ptr));
+  else gather(static_cast<const unsigned short*>(op.ptr));
 }
+
+// The bits of the multiplicand type T for raw input bits: T's own, or an fp8 byte (exact in
+// f16 and in bf16; e5m2 is the top byte of an f16).
+template <class T>
+__device__ __forceinline__ unsigned short multiplicand_bits(og_dtype dtype, unsigned short raw) {
+  if (dtype != OG_DTYPE_FP8_E4M3 && dtype != OG_DTYPE_FP8_E5M2) return raw;
+  if (std::is_same_v<T, __half> && dtype == OG_DTYPE_FP8_E5M2) return static_cast<unsigned short>(raw << 8);
+  const float x = dtype == OG_DTYPE_FP8_E4M3 ? cuda::decode_e4m3(raw) : __half2float(__ushort_as_half(static_cast<unsigned short>(raw << 8)));
+  if constexpr (std::is_same_v<T, __half>) return __half_as_ushort(__float2half_rn(x));
+  else return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+}
+
 template <int ROWS, int COUNT, int THREADS, int PITCH, class T>
-__device__ __forceinline__ void deposit_tile(T* dst, const T (&regs)[COUNT], bool k_fastest) {
+__device__ __forceinline__ void deposit_tile(unsigned short* dst, const unsigned short (&raw)[COUNT], og_dtype dtype, bool k_fastest) {
 #pragma unroll
   for (int i = 0; i < COUNT; ++i) {
     const int e = int(threadIdx.x) + i * THREADS;
     const int r = k_fastest ? e / kBlockK : e % ROWS, c = k_fastest ? e % kBlockK : e / ROWS;
-    dst[r * PITCH + c] = regs[i];
+    dst[r * PITCH + c] = multiplicand_bits<T>(dtype, raw[i]);
   }
 }
 
@@ -200,7 +204,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) gemm_mma_sync(Kerne
     else copy_tile<S::B_ROWS, S::BLOCK_N, S::B_PITCH, S::THREADS>(bt, b, p.b.sr, k0, p.k, n0, p.n);
   };
   // Gathering path: registers hold the K tile in flight.
-  T a_regs[S::GATHER_A], b_regs[S::GATHER_B];
+  unsigned short a_regs[S::GATHER_A], b_regs[S::GATHER_B];
   const bool a_k_fastest = p.a.sc <= p.a.sr, b_k_fastest = p.b.sr <= p.b.sc;
   auto gather_stage = [&](int kt) {
     const int k0 = kt * S::BLOCK_K;
@@ -208,9 +212,9 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) gemm_mma_sync(Kerne
     gather_tile<S::BLOCK_N, S::GATHER_B, S::THREADS>(b_regs, p.b, batch * p.b.bs, p.b.sc, p.b.sr, n0, p.n, k0, p.k);
   };
   auto deposit_stage = [&](int slot) {
-    T* at = reinterpret_cast<T*>(smem + slot * S::STAGE_BYTES);
-    deposit_tile<S::BLOCK_M, S::GATHER_A, S::THREADS, S::A_PITCH>(at, a_regs, a_k_fastest);
-    deposit_tile<S::BLOCK_N, S::GATHER_B, S::THREADS, S::B_PITCH>(at + S::A_BYTES / 2, b_regs, b_k_fastest);
+    unsigned short* at = reinterpret_cast<unsigned short*>(smem + slot * S::STAGE_BYTES);
+    deposit_tile<S::BLOCK_M, S::GATHER_A, S::THREADS, S::A_PITCH, T>(at, a_regs, p.a.dtype, a_k_fastest);
+    deposit_tile<S::BLOCK_N, S::GATHER_B, S::THREADS, S::B_PITCH, T>(at + S::A_BYTES / 2, b_regs, p.b.dtype, b_k_fastest);
   };
 
   float acc[S::FRAGS_M][S::FRAGS_N][4];
