@@ -20,15 +20,4 @@ for cfg in 128x256x32-g8-s1-w8-x1 128x128x32-g8-s2-w4-x1 128x128x32-g8-s2-w8-x1 
   done
 done
 echo "-- cuBLAS via torch.matmul, same run (CUDA events, median of 20 after 5 warm-up)"
-timeout 60 python3 - "$sizes" <<'PY'
-import sys, torch
-for n in (int(x) for x in sys.argv[1].split(",")):
-    a = torch.randn(n, n, device="cuda", dtype=torch.float16); b = torch.randn(n, n, device="cuda", dtype=torch.float16)
-    for _ in range(5): torch.matmul(a, b)
-    ts = []
-    for _ in range(20):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); torch.matmul(a, b); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
-    ts.sort(); ms = ts[10]
-    print(f"cublas f16 {n:5d}  {ms:8.4f} ms  {2*n**3/ms/1e9:7.1f} TF/s")
-PY
+timeout 60 python3 tests/vulkan/cublas_square.py "$sizes" f16

@@ -36,17 +36,5 @@ if ! ldconfig -p | grep -q libvulkan.so.1; then echo "no libvulkan after unpacki
       --no-vendor --no-plot --budget-ms 300 --out "$out/bench_$mode" 2>&1 | grep -E "^vulkan|rror" | head -8
   done
   echo "-- cuBLAS via torch.matmul (CUDA events, median of 20 after 5 warm-up)"
-  timeout 120 python3 - <<'PY'
-import torch
-for dt in (torch.float16, torch.bfloat16):
-    for n in (2048, 4096, 8192):
-        a = torch.randn(n, n, device="cuda", dtype=dt); b = torch.randn(n, n, device="cuda", dtype=dt)
-        for _ in range(5): torch.matmul(a, b)
-        ts = []
-        for _ in range(20):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record(); torch.matmul(a, b); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
-        ts.sort(); ms = ts[10]
-        print(f"cublas {str(dt):15s} {n:5d}  {ms:8.4f} ms  {2*n**3/ms/1e9:7.1f} TF/s")
-PY
+  timeout 120 python3 tests/vulkan/cublas_square.py 2048,4096,8192 f16,bf16
 } 2>&1 | tee "$out/summary.txt"
