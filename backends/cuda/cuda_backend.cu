@@ -143,8 +143,7 @@ class CudaBackend final : public Backend {
       if (!plan_mma(p, cfg, &l, &why))
         return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " (mma.sync kernel) cannot run this problem: " + why);
       l.stream = s;
-      OG_CUDA_TRY(l.a.dtype == OG_DTYPE_BF16 || l.b.dtype == OG_DTYPE_BF16 ? sm80::launch_bf16(l) : sm80::launch_f16(l),
-                  "gemm_mma_sync launch");
+      OG_CUDA_TRY(mma_multiplicand(p.a.dtype, p.b.dtype) == 1 ? sm80::launch_bf16(l) : sm80::launch_f16(l), "gemm_mma_sync launch");
       return {};
     }
     if (cfg.extra != kFamilyGeneric || !runnable_generic(cfg, &why))
@@ -347,8 +346,8 @@ class CudaBackend final : public Backend {
     if (!a_k_major && !a_mn) return fail("A needs a unit stride along M or K");
     if (!b_k_major && !b_mn) return fail("B needs a unit stride along K or N");
     if (fp8 && (a_mn || b_mn)) return fail("fp8 wgmma needs K-major operands (A row-major, B column-major)");
-    if (!l) return check_tma_operand(p.a, eb, a_k_major ? p.a.stride_row : p.a.stride_col, p.batch, why) &&
-                   check_tma_operand(p.b, eb, b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, why);
+    if (!l) return check_16_byte_operand(p.a, eb, a_k_major ? p.a.stride_row : p.a.stride_col, p.batch, why) &&
+                   check_16_byte_operand(p.b, eb, b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, why);
 
     l->m = int(p.m); l->n = int(p.n); l->k = int(p.k); l->batch = int(p.batch);
     l->group_m = c.group_m; l->stages = c.stages; l->block_n = c.block_n; l->wg_m = wg_m;
@@ -410,8 +409,8 @@ class CudaBackend final : public Backend {
     const bool a_k_major = p.a.stride_col == 1, b_k_major = p.b.stride_row == 1;
     const bool a_unit = a_k_major || p.a.stride_row == 1, b_unit = b_k_major || p.b.stride_col == 1;
     const bool copy = p.a.dtype == mul_dtype && p.b.dtype == mul_dtype && a_unit && b_unit &&
-                      check_tma_operand(p.a, 2, a_k_major ? p.a.stride_row : p.a.stride_col, p.batch, nullptr) &&
-                      check_tma_operand(p.b, 2, b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, nullptr);
+                      check_16_byte_operand(p.a, 2, a_k_major ? p.a.stride_row : p.a.stride_col, p.batch, nullptr) &&
+                      check_16_byte_operand(p.b, 2, b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, nullptr);
     if (!copy && !gather_ok)
       return fail("the " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) +
                   " tile has only the cp.async loader: both inputs f16 or both bf16, a unit stride each, 16-byte aligned bases, "
@@ -432,7 +431,9 @@ class CudaBackend final : public Backend {
     return true;
   }
 
-  static bool check_tma_operand(const Operand& o, int eb, int64_t outer_stride, int64_t batch, std::string* why) {
+  // 16-byte aligned base, leading dimension and batch stride: what TMA boxes and cp.async's
+  // 16-byte vectors need.
+  static bool check_16_byte_operand(const Operand& o, int eb, int64_t outer_stride, int64_t batch, std::string* why) {
     const uintptr_t base = reinterpret_cast<uintptr_t>(o.mem.ptr) + uintptr_t(o.mem.offset);
     const char* bad = nullptr;
     if (base % 16) bad = "operand base addresses must be 16-byte aligned";
@@ -446,7 +447,7 @@ class CudaBackend final : public Backend {
   // 3-D tensor map (inner, outer, batch) with the 128-byte swizzle; out-of-bounds boxes read zeros.
   bool encode_operand(CUtensorMap& map, const Operand& o, int eb, int64_t inner, int64_t outer, int64_t outer_stride,
                       int64_t batch, int box_inner, int box_outer, std::string* why) const {
-    if (!check_tma_operand(o, eb, outer_stride, batch, why)) return false;
+    if (!check_16_byte_operand(o, eb, outer_stride, batch, why)) return false;
     const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(batch)};
     const cuuint64_t outer_bytes = cuuint64_t(outer_stride) * eb;
     const cuuint64_t batch_bytes = batch > 1 ? cuuint64_t(o.batch_stride) * eb : (outer_bytes * dims[1] + 15) / 16 * 16;

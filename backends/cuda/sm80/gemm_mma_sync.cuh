@@ -1,12 +1,11 @@
 // Ampere-style GEMM (sm_80 and newer): cp.async copies into a multi-stage shared-memory ring,
-// ldmatrix to fragments, mma.sync.m16n8k16 with f32 accumulators, the fused epilogue straight
-// from the accumulator registers. The portable tensor-core path of the CUDA backend (Ampere,
-// Ada) and the fallback on Hopper where TMA cannot take the operands (unaligned leading
-// dimensions or bases, arbitrary strides, MN-major fp8).
+// ldmatrix to fragments, mma.sync.m16n8k16 with f32 accumulators. The portable tensor-core path
+// of the CUDA backend (Ampere, Ada) and the fallback on Hopper where TMA cannot take the operands
+// (unaligned leading dimensions or bases, arbitrary strides, fp8 not K-major or mixed with f16).
 // Pieces:
 //   - loader: per K tile, either 16-byte cp.async copies of the operands as they lie in memory
-//     (zero-filled outside M/N/K), or (GATHER) element-wise loads with any strides and dtype
-//     conversion into registers, written to shared memory after the MMAs of the current tile;
+//     (zero outside M/N/K), or (GATHER) element-wise loads with any strides into registers,
+//     converted (fp8) and written to shared memory after the MMAs of the current tile;
 //   - mainloop: WARPS_M x WARPS_N warps, each a grid of 16x8 accumulator fragments;
 //   - epilogue: each warp passes its results through shared memory one 16-row strip at a time,
 //     so that lanes finish 4 consecutive outputs of a row (the fused epilogue of epilogue.cuh)
