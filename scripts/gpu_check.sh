@@ -5,8 +5,13 @@
 # omnigemm-conformance. Everything lands in <out> as summary.txt plus two tarballs.
 #   usage (from the repo root, with the build folder and .gl carried):
 #     bash scripts/gpu_check.sh <build dir> <out dir> [bench args...]
+#   GPU_CHECK_PARTS picks what runs (default: all of "tests sanitizers sass bench conformance");
+#   all of it takes more than one 10-minute device call, so split it, e.g.
+#   GPU_CHECK_PARTS="tests sanitizers sass" then GPU_CHECK_PARTS="bench conformance".
 set -uo pipefail
 build="$1"; out="$2"; shift 2
+parts="${GPU_CHECK_PARTS:-tests sanitizers sass bench conformance}"
+part() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 logs="$(mktemp -d)"
 summary="$out/summary.txt"
 say() { echo "$*" | tee -a "$summary"; }
@@ -18,22 +23,26 @@ cublas_dir="$(python3 -c 'import nvidia.cublas, os; print(os.path.join(os.path.d
 export OMNIGEMM_CUBLAS_DIR="${OMNIGEMM_CUBLAS_DIR:-$cublas_dir}"
 say "cuBLAS from: ${OMNIGEMM_CUBLAS_DIR:-<search path>}"
 
-for t in core cuda vulkan; do
+part tests && for t in core cuda vulkan; do
   "$build/tests/test_$t" > "$logs/test_$t.log" 2>&1
   say "test_$t rc=$? $(grep -E 'test cases:' "$logs/test_$t.log" | tail -1)"
   grep -E "SKIPPED" "$logs/test_$t.log" | head -3 | tee -a "$summary"
 done
-for tool in memcheck racecheck; do
+part sanitizers && for tool in memcheck racecheck; do
   compute-sanitizer --tool "$tool" "$build/tests/test_cuda" -tc='*device pointers*,*sanitizer subset*' > "$logs/sanitizer_$tool.log" 2>&1
   say "compute-sanitizer $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/sanitizer_$tool.log" | tail -1)"
 done
-cuobjdump --dump-sass "$build/tests/test_cuda" > "$logs/sass.txt" 2>&1
-say "SASS instruction counts: HGMMA=$(grep -c HGMMA "$logs/sass.txt") QGMMA=$(grep -c QGMMA "$logs/sass.txt") HMMA=$(grep -c HMMA "$logs/sass.txt") LDSM=$(grep -c LDSM "$logs/sass.txt") LDGSTS=$(grep -c LDGSTS "$logs/sass.txt") UTMALDG=$(grep -c UTMALDG "$logs/sass.txt") FFMA=$(grep -c FFMA "$logs/sass.txt")"
+part sass && cuobjdump --dump-sass "$build/tests/test_cuda" > "$logs/sass.txt" 2>&1 &&
+  say "SASS instruction counts: HGMMA=$(grep -c HGMMA "$logs/sass.txt") QGMMA=$(grep -c QGMMA "$logs/sass.txt") HMMA=$(grep -c HMMA "$logs/sass.txt") LDSM=$(grep -c LDSM "$logs/sass.txt") LDGSTS=$(grep -c LDGSTS "$logs/sass.txt") UTMALDG=$(grep -c UTMALDG "$logs/sass.txt") FFMA=$(grep -c FFMA "$logs/sass.txt")"
 
-"$build/bench/omnigemm-bench" --out "$logs/bench" "$@" > "$logs/bench.log" 2>&1
-say "omnigemm-bench rc=$?"
-tail -n 40 "$logs/bench.log" | tee -a "$summary"
-"$build/bench/omnigemm-conformance" --seed 7 --out "$logs/conformance" > "$logs/conformance.log" 2>&1
-say "omnigemm-conformance rc=$?"
-tail -n 15 "$logs/conformance.log" | tee -a "$summary"
+if part bench; then
+  "$build/bench/omnigemm-bench" --out "$logs/bench" "$@" > "$logs/bench.log" 2>&1
+  say "omnigemm-bench rc=$?"
+  tail -n 40 "$logs/bench.log" | tee -a "$summary"
+fi
+if part conformance; then
+  "$build/bench/omnigemm-conformance" --seed 7 --out "$logs/conformance" > "$logs/conformance.log" 2>&1
+  say "omnigemm-conformance rc=$?"
+  tail -n 15 "$logs/conformance.log" | tee -a "$summary"
+fi
 tar -C "$logs" -czf "$out/logs.tar.gz" .
