@@ -1245,8 +1245,8 @@ class VulkanBackend final : public Backend {
   std::string coopmat_why_;      // ... or why not
   CoopmatShape cm_[2] = {{16, 16, 16}, {16, 16, 16}};  // fragment shapes for f16 / bf16, from the device
   bool coopmat_bf16_ = false;    // ... also with bf16 multiplicands (VK_KHR_shader_bfloat16)
-  uint32_t mainloop_probe_ = 0;  // OMNIGEMM_VK_MAINLOOP_PROBE (ceiling measurement): the shader's id 21
   std::string coopmat_bf16_why_;
+  uint32_t mainloop_probe_ = 0;  // OMNIGEMM_VK_MAINLOOP_PROBE (ceiling measurement): the shader's id 21
   bool cpu_device_ = false;  // a CPU implementation (lavapipe)
   VkShaderModule coopmat2_shader_ = VK_NULL_HANDLE;
   VkShaderModule coopmat2_bf16_shader_ = VK_NULL_HANDLE;
