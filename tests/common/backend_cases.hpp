@@ -41,20 +41,6 @@ struct Case {
   std::string may_refuse;
 };
 
-// An 8x8x8 GEMM of `in` inputs into f32 D with `config` forced, for what its status says (whether
-// and why the backend takes the config); the output is not checked.
-inline Status run_probe(Context& ctx, Dtype in, const std::string& config) {
-  HostMatrix A(8, 8, in), B(8, 8, in), D(8, 8, Dtype::f32);
-  A.randomize();
-  B.randomize();
-  Gemm g;
-  g.a = A.host_view();
-  g.b = B.host_view();
-  g.d = D.host_view();
-  g.config = config;
-  return ctx.run_host(g);
-}
-
 // Runs one case through og_gemm_host and checks it against the float64 reference.
 inline void run_case(Context& ctx, const Case& c) {
   CAPTURE(c.m);

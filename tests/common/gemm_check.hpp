@@ -228,4 +228,18 @@ inline double tolerance(Dtype out, int64_t K, Dtype a = Dtype::f32, Dtype b = Dt
   return accumulate + rounding;
 }
 
+// An 8x8x8 GEMM of `in` inputs into f32 D with `config` forced, for what its status says (whether
+// and why the backend takes the config); the output is not checked.
+inline Status run_probe(Context& ctx, Dtype in, const std::string& config) {
+  HostMatrix A(8, 8, in), B(8, 8, in), D(8, 8, Dtype::f32);
+  A.randomize();
+  B.randomize();
+  Gemm g;
+  g.a = A.host_view();
+  g.b = B.host_view();
+  g.d = D.host_view();
+  g.config = config;
+  return ctx.run_host(g);
+}
+
 }  // namespace omnigemm::test

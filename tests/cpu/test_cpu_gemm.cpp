@@ -373,21 +373,12 @@ TEST_CASE("cpu: OMNIGEMM_CPU_KERNEL selects the micro-kernel at context creation
 
 TEST_CASE("cpu: forced configs the backend cannot run are refused by name") {
   Context ctx = make_context();
-  HostMatrix A(8, 8, Dtype::f32), B(8, 8, Dtype::f32), D(8, 8, Dtype::f32);
-  A.randomize();
-  B.randomize();
-  Gemm g;
-  g.a = A.host_view();
-  g.b = B.host_view();
-  g.d = D.host_view();
-  g.config = "32x32x32-g1-s1-w1-x9";
-  Status s = ctx.run(g);
+  Status s = run_probe(ctx, Dtype::f32, "32x32x32-g1-s1-w1-x9");
   CHECK(s.code == StatusCode::unsupported);
   CHECK(s.message.find("micro-kernel") != std::string::npos);
   for (const KernelInfo& kern : kKernels) {
     if (cpu_supports(kern)) continue;
-    g.config = "32x32x32-g1-s1-w1-x" + std::to_string(kern.extra);
-    s = ctx.run(g);
+    s = run_probe(ctx, Dtype::f32, "32x32x32-g1-s1-w1-x" + std::to_string(kern.extra));
     CHECK(s.code == StatusCode::unsupported);
     CHECK(s.message.find(kern.name) != std::string::npos);
   }
