@@ -200,11 +200,18 @@ __device__ __forceinline__ bool reduce_slices(float (&acc)[S::WG_M][S::BLOCK_N /
 
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, 1)
-    gemm_tma_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, KernelArgs p) {
+    gemm_tma_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                   // __grid_constant__: the epilogue's out-of-line paths take the arguments by
+                   // reference; without it the kernel kept a stack copy of them and read every
+                   // epilogue argument from local memory (H100, 4096^3: most of the epilogue's stalls).
+                   const __grid_constant__ KernelArgs p) {
 #ifdef OG_SM90A_DEVICE
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // The 128-byte swizzle repeats every 1024 bytes; TMA and wgmma agree only on aligned tiles.
-  unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  // Offsetting smem_raw itself (not a round trip through an integer) keeps the compiler aware
+  // that `smem` points to shared memory: shared loads and stores, 32-bit addresses.
+  unsigned char* smem = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
+  const uint32_t smem_base = smem_addr(smem);
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + barrier_offset(S::BLOCK_M, S::BLOCK_N, p.stages));
   uint64_t* empty = full + p.stages;
   // Ping-pong: turn[c] completes a phase when the other consumer has waited on every stage of
@@ -315,7 +322,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       int previous = -1;
       for (int kt = 0; kt < item_k_tiles; ++kt) {
         mbar_wait(&full[stage], phase);
-        const uint32_t a_tile = smem_addr(smem + size_t(stage) * S::kStageBytes);
+        const uint32_t a_tile = smem_base + uint32_t(stage) * S::kStageBytes;
         const uint32_t b_tile = a_tile + S::kABytes;
 #pragma unroll
         for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
@@ -361,7 +368,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       }
       const int m0 = pid_m * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
       store_tile<S::WG_M, S::BLOCK_N>(acc, p.ep, item.batch, p.m, p.n, m0 + (S::PINGPONG ? 0 : consumer * S::WG_M) * 64, n0,
-                                      smem + staging_offset(S::BLOCK_M, S::BLOCK_N, p.stages) + consumer * 2 * kChunkBytes,
+                                      smem_base + uint32_t(staging_offset(S::BLOCK_M, S::BLOCK_N, p.stages)) +
+                                          consumer * 2 * kChunkBytes,
                                       consumer, t, chunk_sequence);
     }
   }

@@ -5,8 +5,8 @@
 // alternates between two chunks, so one named barrier per chunk suffices. Three ways out,
 // chosen once per launch (uniform branches):
 //   - packed: f16/bf16 D with vector-aligned rows, no C, no bias, no activation (the plain
-//     GEMM): alpha and the rounding happen in registers, a chunk holds 64 x 64 finished
-//     outputs, and each thread stores 16 bytes at a time;
+//     GEMM): alpha and the rounding happen in registers, stmatrix writes a chunk of 64 x 64
+//     finished outputs, and each thread stores 16 bytes at a time;
 //   - vector: D with vector-aligned rows and no C: a chunk holds 64 x 32 f32 accumulators and
 //     each thread finishes four outputs at a time (alpha, bias, activation) into one 8- or
 //     16-byte store;
@@ -29,44 +29,77 @@ __device__ __forceinline__ int chunk_offset(int row, int byte) {
   return row * 128 + ((((byte >> 4) ^ row) & 7) << 4) + (byte & 15);
 }
 
-__device__ __forceinline__ uint32_t pack_pair(og_dtype t, float x0, float x1) {
-  if (t == OG_DTYPE_F16) {
+// Shared-memory accesses by 32-bit shared-window address. A generic pointer into the chunks
+// compiled to generic ST/LD (and 64-bit address arithmetic) per access: at 4096^3 the
+// epilogue then took 17% of the consumers' stall samples.
+__device__ __forceinline__ void st_shared_f32x2(uint32_t addr, float x, float y) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+__device__ __forceinline__ uint4 ld_shared_u32x4(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ float2 ld_shared_f32x2(uint32_t addr) {
+  float2 v;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
+  return v;
+}
+// Four 8x8 matrices of 16-bit values, one 32-bit register each per thread (row lane / 4,
+// columns 2 (lane % 4) + 0..1: the accumulator layout of wgmma and mma.sync); lane 8 i + r
+// gives the address of row r of matrix i.
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2),
+               "r"(r3)
+               : "memory");
+}
+
+template <bool BF16>
+__device__ __forceinline__ uint32_t pack_pair(float x0, float x1) {
+  if constexpr (BF16) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(x0, x1);
+    return *reinterpret_cast<const uint32_t*>(&h);
+  } else {
     const __half2 h = __floats2half2_rn(x0, x1);
     return *reinterpret_cast<const uint32_t*>(&h);
   }
-  const __nv_bfloat162 h = __floats2bfloat162_rn(x0, x1);
-  return *reinterpret_cast<const uint32_t*>(&h);
 }
 
-// Packed chunk (64 x 64 16-bit outputs) to D rows row0.., columns col0.. .
-__device__ __forceinline__ void copy_packed_chunk(const cuda::EpilogueArgs& e, int batch, int m, int n, int row0, int col0,
-                                                  const unsigned char* chunk, int thread) {
-  uint16_t* d = static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
+// Packed chunk (64 x 64 16-bit outputs) to D rows row0.., columns col0.. : each thread moves
+// rows thread / 8 + 16 k, 16-byte unit thread % 8 (a warp writes four whole 128-byte rows).
+// Not inlined: one copy serves every chunk. Inlined per chunk, the epilogue outgrew the
+// instruction cache (H100, 4096^3: a third of its stall samples waited for instructions).
+static __device__ __noinline__ void copy_packed_chunk(uint16_t* d, long long ld, int m, int n, int row0, int col0,
+                                                      uint32_t chunk, int thread) {
+  const int unit = thread % 8, gn = col0 + 8 * unit;
 #pragma unroll
-  for (int i = thread; i < 64 * 8; i += 128) {
-    const int row = i / 8, unit = i % 8;
-    const int gm = row0 + row, gn = col0 + 8 * unit;
-    if (gm >= m || gn >= n) continue;
-    const uint4 v = *reinterpret_cast<const uint4*>(chunk + chunk_offset(row, 16 * unit));
-    uint16_t* dst = d + (long long)gm * e.d.sr + gn;
-    if (gn + 8 <= n) {
+  for (int k = 0; k < 4; ++k) {
+    const int row = thread / 8 + 16 * k, gm = row0 + row;
+    const uint4 v = ld_shared_u32x4(chunk + chunk_offset(row, 16 * unit));
+    uint16_t* dst = d + gm * ld + gn;
+    if (gm < m && gn + 8 <= n) {
       *reinterpret_cast<uint4*>(dst) = v;
-    } else {
-      const uint16_t* h = reinterpret_cast<const uint16_t*>(&v);
-      for (int q = 0; q < n - gn; ++q) dst[q] = h[q];
+    } else if (gm < m && gn < n) {
+      const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int q = 0; q < 8; ++q)
+        if (gn + q < n) dst[q] = uint16_t(words[q / 2] >> (16 * (q % 2)));
     }
   }
 }
 
 // f32 chunk (64 x 32 accumulators) through the quad epilogue (D rows vector-aligned, no C).
-__device__ __forceinline__ void finish_vector_chunk(const cuda::EpilogueArgs& e, int batch, int m, int n, int row0, int col0,
-                                                    const unsigned char* chunk, int thread) {
+// Not inlined, as copy_packed_chunk.
+static __device__ __noinline__ void finish_vector_chunk(const cuda::EpilogueArgs& e, int batch, int m, int n, int row0, int col0,
+                                                    uint32_t chunk, int thread) {
 #pragma unroll 1
   for (int i = thread; i < 64 * 8; i += 128) {
     const int row = i / 8, unit = i % 8;
     const int gm = row0 + row, gn = col0 + 4 * unit;
     if (gm >= m || gn >= n) continue;
-    const float4 v = *reinterpret_cast<const float4*>(chunk + chunk_offset(row, 16 * unit));
+    const uint4 bits = ld_shared_u32x4(chunk + chunk_offset(row, 16 * unit));
+    const float4 v = make_float4(__uint_as_float(bits.x), __uint_as_float(bits.y), __uint_as_float(bits.z),
+                                 __uint_as_float(bits.w));
     if (gn + 4 <= n) {
       cuda::epilogue_store_quad(e, batch, gm, gn, v);
     } else {
@@ -81,12 +114,12 @@ __device__ __forceinline__ void finish_vector_chunk(const cuda::EpilogueArgs& e,
 // locals first: read through the reference, every output store (a generic pointer) could alias
 // them and the compiler would reload them per element.
 static __device__ __noinline__ void finish_generic_chunk(const cuda::EpilogueArgs& args, int batch, int m, int n, int row0,
-                                                         int col0, const unsigned char* chunk, int thread) {
+                                                         int col0, uint32_t chunk, int thread) {
   const cuda::EpilogueArgs e = args;
 #pragma unroll 1
   for (int i = thread; i < 64 * 16; i += 128) {
     const int row = i / 16, c = 2 * (i % 16);
-    const float2 v = *reinterpret_cast<const float2*>(chunk + chunk_offset(row, 4 * c));
+    const float2 v = ld_shared_f32x2(chunk + chunk_offset(row, 4 * c));
     cuda::epilogue_store_pair(e, batch, m, n, row0 + row, col0 + c, v.x, v.y);
   }
 }
@@ -105,52 +138,73 @@ __device__ __forceinline__ bool consumer_any(int consumer, bool pred) {
   return any != 0;
 }
 
+// The packed way out for one output type: per 64 x 64 chunk, alpha and the rounding in
+// registers, four stmatrix.x4 per thread into the chunk, one barrier, 16-byte row stores.
+template <bool BF16, int WG_M, int BLOCK_N>
+__device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld, float alpha,
+                                                  int m, int n, int row0, int col0, uint32_t chunks, int consumer,
+                                                  int thread, unsigned& sequence) {
+  const int warp = thread / 32, lane = thread % 32;
+  // This lane's stmatrix row: matrix lane / 8 of each x4 covers rows 8 (matrix % 2) + 0..7 of
+  // the warp's 16 and 16-byte unit matrix / 2 of the pair of column groups.
+  const int mat = lane / 8, row = 16 * warp + 8 * (mat % 2) + lane % 8;
+#pragma unroll
+  for (int r = 0; r < WG_M; ++r) {
+#pragma unroll
+    for (int c = 0; c < BLOCK_N / 64; ++c) {
+      const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
+#pragma unroll
+      for (int j = 0; j < 8; j += 2) {
+        const int q0 = 4 * (8 * c + j), q1 = q0 + 4;  // column groups j and j + 1
+        const float a = alpha;
+        stmatrix_x4(chunk + chunk_offset(row, 16 * (j + mat / 2)), pack_pair<BF16>(a * acc[r][q0], a * acc[r][q0 + 1]),
+                    pack_pair<BF16>(a * acc[r][q0 + 2], a * acc[r][q0 + 3]),
+                    pack_pair<BF16>(a * acc[r][q1], a * acc[r][q1 + 1]),
+                    pack_pair<BF16>(a * acc[r][q1 + 2], a * acc[r][q1 + 3]));
+      }
+      consumer_barrier(consumer);
+      copy_packed_chunk(d, ld, m, n, row0 + 64 * r, col0 + 64 * c, chunk, thread);
+    }
+  }
+}
+
 // Writes one consumer's WG_M x (64 x BLOCK_N) accumulator blocks: block r covers rows
 // row0 + 64 r .. and columns col0 .. col0 + BLOCK_N - 1. Accumulator register 4j + 2h + e of
 // thread (warp, lane) is row 16 warp + lane / 4 + 8 h, column 8 j + 2 (lane % 4) + e of its
-// block (wgmma's layout). `chunks` are this consumer's two staging chunks; `sequence` counts
-// the chunks it has used, so the double buffering carries across tiles.
+// block (wgmma's layout). `chunks` is the shared address of this consumer's two staging
+// chunks; `sequence` counts the chunks it has used, so the double buffering carries across tiles.
 template <int WG_M, int BLOCK_N>
 __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], const cuda::EpilogueArgs& e, int batch, int m,
-                                           int n, int row0, int col0, unsigned char* chunks, int consumer, int thread,
+                                           int n, int row0, int col0, uint32_t chunks, int consumer, int thread,
                                            unsigned& sequence) {
   const int warp = thread / 32, lane = thread % 32;
   const bool packed =
       e.d_vector_rows && e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
+  if (packed) {
+    uint16_t* d = static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
+    if (e.d.dtype == OG_DTYPE_BF16)
+      store_tile_packed<true, WG_M, BLOCK_N>(acc, d, e.d.sr, e.alpha, m, n, row0, col0, chunks, consumer, thread, sequence);
+    else
+      store_tile_packed<false, WG_M, BLOCK_N>(acc, d, e.d.sr, e.alpha, m, n, row0, col0, chunks, consumer, thread, sequence);
+    return;
+  }
 #pragma unroll
   for (int r = 0; r < WG_M; ++r) {
     const int block_row0 = row0 + 64 * r;
-    if (packed) {
 #pragma unroll
-      for (int c = 0; c < BLOCK_N / 64; ++c) {
-        unsigned char* chunk = chunks + (sequence++ & 1u) * kChunkBytes;
+    for (int c = 0; c < BLOCK_N / 32; ++c) {
+      const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
 #pragma unroll
-        for (int j = 0; j < 8; ++j)
+      for (int j = 0; j < 4; ++j)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int q = 4 * (8 * c + j) + 2 * h;
-            const uint32_t bits = pack_pair(e.d.dtype, e.alpha * acc[r][q], e.alpha * acc[r][q + 1]);
-            *reinterpret_cast<uint32_t*>(chunk + chunk_offset(16 * warp + lane / 4 + 8 * h, 16 * j + 4 * (lane % 4))) = bits;
-          }
-        consumer_barrier(consumer);
-        copy_packed_chunk(e, batch, m, n, block_row0, col0 + 64 * c, chunk, thread);
-      }
-    } else {
-#pragma unroll
-      for (int c = 0; c < BLOCK_N / 32; ++c) {
-        unsigned char* chunk = chunks + (sequence++ & 1u) * kChunkBytes;
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int q = 4 * (4 * c + j) + 2 * h;
-            *reinterpret_cast<float2*>(chunk + chunk_offset(16 * warp + lane / 4 + 8 * h, 32 * j + 8 * (lane % 4))) =
-                make_float2(acc[r][q], acc[r][q + 1]);
-          }
-        consumer_barrier(consumer);
-        if (e.d_vector_rows) finish_vector_chunk(e, batch, m, n, block_row0, col0 + 32 * c, chunk, thread);
-        else finish_generic_chunk(e, batch, m, n, block_row0, col0 + 32 * c, chunk, thread);
-      }
+        for (int h = 0; h < 2; ++h) {
+          const int q = 4 * (4 * c + j) + 2 * h;
+          st_shared_f32x2(chunk + chunk_offset(16 * warp + lane / 4 + 8 * h, 32 * j + 8 * (lane % 4)), acc[r][q],
+                          acc[r][q + 1]);
+        }
+      consumer_barrier(consumer);
+      if (e.d_vector_rows) finish_vector_chunk(e, batch, m, n, block_row0, col0 + 32 * c, chunk, thread);
+      else finish_generic_chunk(e, batch, m, n, block_row0, col0 + 32 * c, chunk, thread);
     }
   }
 }
