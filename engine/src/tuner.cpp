@@ -45,9 +45,9 @@ std::string Tuner::problem_key(const Backend& be, const Problem& p) {
 }
 
 Config Tuner::heuristic(const Backend& be, const Problem& p, const std::vector<Config>& cands) {
-  // Score = fraction of the machine busy across all waves x how well a tile amortises its loads
-  // (arithmetic intensity of a BM x BN tile grows with BM*BN/(BM+BN)), preferring fewer wasted
-  // (masked) rows/columns at the edges.
+  // Score = the fraction of the machine doing useful work (busy units across all waves, minus
+  // masked rows/columns at the edges, minus the fixed cost of split-K) x how well a tile
+  // amortises its loads (arithmetic intensity of a BM x BN tile grows with BM*BN/(BM+BN)).
   const int units = be.device().limits.compute_units > 0 ? be.device().limits.compute_units : 1;
   double best_score = -1;
   Config best = cands.front();
@@ -58,10 +58,18 @@ Config Tuner::heuristic(const Backend& be, const Problem& p, const std::vector<C
     const double occupancy = tiles / (waves * units);
     const double useful = double(p.m) * double(p.n) / (tm * c.block_m * tn * c.block_n);
     const double intensity = double(c.block_m) * c.block_n / double(c.block_m + c.block_n);
-    // Split-K fills the machine with slices but every extra slice writes and reads back a
-    // partial tile: it must buy more occupancy than it costs.
-    const double split_cost = 1.0 + 0.15 * (c.split_k - 1);
-    const double score = occupancy * useful * std::log2(1.0 + intensity) / split_cost;
+    // Split-K fills idle units with slices, but a split tile pays a fixed price (its partials'
+    // round trip through memory, one more epilogue) of about kSplitFixedSteps K-steps of a
+    // 128x64x64 tile, whatever the slice length: worth it only for long K. H100 (2026-11-23):
+    // 512^3 ran in 6.7 us unsplit and 9.4 us in 4 slices of 2 K-steps; 16x4096x14336 in 66 us
+    // unsplit and 54 us in 2 slices of 112.
+    constexpr double kSplitFixedSteps = 24;
+    const double k_steps = std::max(1.0, std::ceil(double(p.k) / c.block_k));
+    const double slice_steps = std::ceil(k_steps / c.split_k);
+    const double fixed_steps =
+        c.split_k > 1 ? kSplitFixedSteps * (128.0 * 64 * 64) / (double(c.block_m) * c.block_n * c.block_k) : 0.0;
+    const double split_efficiency = k_steps / (c.split_k * (slice_steps + fixed_steps));
+    const double score = occupancy * useful * split_efficiency * std::log2(1.0 + intensity);
     if (score > best_score) { best_score = score; best = c; }
   }
   return best;

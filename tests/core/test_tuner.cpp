@@ -278,11 +278,15 @@ TEST_CASE("tuner: the heuristic splits K only where slices fill idle units") {
   CountingBackend be(cpu_backend(), /*compute_units=*/132);
   be.offered = {*Config::parse("128x64x64-g8-s8-w12"), *Config::parse("128x64x64-g8-s8-w12-k2"),
                 *Config::parse("128x64x64-g8-s8-w12-k4")};
-  // M = 16, N = 4096: 64 tiles leave half of 132 units idle; two slices per tile fill them
-  // (128 work items), four would take two waves for the same occupancy at twice the cost.
-  HostProblem decode(16, 4096, 64);
+  // M = 16, N = 4096, K = 4096: 64 tiles leave half of 132 units idle; two slices per tile fill
+  // them (128 work items of 32 K-steps each), four would take two waves for the same occupancy.
+  HostProblem decode(16, 4096, 4096);
   CHECK(Tuner::heuristic(be, decode.p, be.offered) == be.offered[1]);
   // 2048 x 2112: 16 x 33 = 528 tiles are four full waves already: no split.
   HostProblem square(2048, 2112, 64);
   CHECK(Tuner::heuristic(be, square.p, be.offered) == be.offered[0]);
+  // 512^3: 32 tiles of 8 K-steps leave most units idle, but slices of 4 or 2 K-steps would
+  // spend more on the fixed cost of a split than the idle units give back: no split.
+  HostProblem small(512, 512, 512);
+  CHECK(Tuner::heuristic(be, small.p, be.offered) == be.offered[0]);
 }
