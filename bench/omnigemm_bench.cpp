@@ -278,6 +278,9 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
 
 struct Timing {
   double median = NAN, q20 = NAN, q80 = NAN;
+  // Host time to enqueue one launch (median over the samples): where it reaches the device
+  // time, the device waits for the host and the timing measures the launch path.
+  double host_us = NAN;
   int samples = 0, inner = 0;
 };
 
@@ -316,17 +319,21 @@ Status measure(Backend& be, const std::function<Status(int)>& launch, int sets, 
   // Vulkan timestamps measure device time alone, so single launches need no amortising.
   if (be.kind() == OG_BACKEND_VULKAN) t.inner = 1;
   t.samples = int(std::clamp(o.budget_ms / (est * t.inner), double(o.min_samples), double(o.max_samples)));
-  std::vector<double> per_launch;
+  std::vector<double> per_launch, host_us;
   for (int i = 0; i < t.samples; ++i) {
     double ms = 0;
     s = be.time_ms([&]() -> Status {
+      const auto enqueue_start = std::chrono::steady_clock::now();
       for (int j = 0; j < t.inner; ++j)
         if (Status r = one(); !r) return r;
+      host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - enqueue_start).count() /
+                        t.inner);
       return {};
     }, ms);
     if (!s) return s;
     per_launch.push_back(ms / t.inner);
   }
+  t.host_us = quantile(host_us, 0.5);
   t.median = quantile(per_launch, 0.5);
   t.q20 = quantile(per_launch, 0.2);
   t.q80 = quantile(per_launch, 0.8);
@@ -782,7 +789,7 @@ void print_table(const std::vector<Row>& rows) {
 
 const char* kCsvHeader =
     "sweep,x,backend,device,impl,label,dtype_in,dtype_out,b_layout,epilogue,M,N,K,ms_median,ms_q20,ms_q80,tflops,"
-    "samples,inner,sets,ratio_vendor_over_omnigemm,status,check,rel_error,tolerance,config,note";
+    "samples,inner,sets,ratio_vendor_over_omnigemm,status,check,rel_error,tolerance,config,note,host_us_per_launch";
 
 void write_csv(const std::string& path, const std::vector<Row>& rows) {
   std::ofstream f(path);
@@ -794,7 +801,7 @@ void write_csv(const std::string& path, const std::vector<Row>& rows) {
       << "," << fmt("%.6g", r.t.q20) << "," << fmt("%.6g", r.t.q80) << "," << fmt("%.6g", r.tflops) << ","
       << r.t.samples << "," << r.t.inner << "," << r.sets << "," << fmt("%.4g", r.ratio) << "," << r.status << ","
       << csv_field(r.check) << "," << fmt("%.3g", r.rel_error) << "," << fmt("%.3g", r.tol) << "," << r.config
-      << "," << csv_field(r.note) << "\n";
+      << "," << csv_field(r.note) << "," << fmt("%.3g", r.t.host_us) << "\n";
   }
 }
 

@@ -2,6 +2,7 @@
 # Nsight Compute profile of one OmniGEMM CUDA GEMM and of cuBLAS on the same shape, for
 # performance work (METHOD.md: measure what limits the kernel before changing it).
 #   usage (repo root on the GPU machine): bash scripts/profile_h100.sh <bench binary> <out dir> <M> <N> <K> [config]
+#   PROFILE_VENDOR=0 skips the cuBLAS profile.
 set -uo pipefail
 bench="$1"; out="$2"; m="$3"; n="$4"; k="$5"; config="${6:-}"
 cfg_args=(); [ -n "$config" ] && cfg_args=(--config "$config")
@@ -11,6 +12,9 @@ ncu --clock-control none -k regex:gemm_tma -c 1 --set full --import-source yes -
   --out "$out/bench_o" > "$out/ncu_omnigemm_run.log" 2>&1
 ncu --import "$out/omnigemm.ncu-rep" --page details > "$out/omnigemm_details.txt" 2>&1
 ncu --import "$out/omnigemm.ncu-rep" --page source --csv --print-source sass > "$out/omnigemm_source.csv" 2>&1
+reports=omnigemm
+if [ "${PROFILE_VENDOR:-1}" = 1 ]; then
+reports="omnigemm cublas"
 python3 - "$m" "$n" "$k" > "$out/torch_gemm.py" <<'PY'
 import sys
 m, n, k = sys.argv[1:4]
@@ -22,6 +26,7 @@ PY
 ncu --clock-control none -k regex:'gemm|xmma|sm90' -s 2 -c 1 --set full -o "$out/cublas" python3 "$out/torch_gemm.py" \
   > "$out/ncu_cublas_run.log" 2>&1
 ncu --import "$out/cublas.ncu-rep" --page details > "$out/cublas_details.txt" 2>&1
-for r in omnigemm cublas; do
+fi
+for r in $reports; do
   echo "== $r"; ncu --import "$out/$r.ncu-rep" --page raw --csv --metrics "$metrics" 2>&1 | tail -n 3
 done
