@@ -48,6 +48,19 @@ for t in f16 fp8; do
   expect "$ptx" "setmaxnreg" "sm_90a $t register reallocation"
 done
 expect "$work/sm90a_f16.ptx" ".f32.f16.f16" "sm_90a f16 x f16 -> f32 wgmma"
+expect "$work/sm90a_f16.ptx" "stmatrix.sync.aligned.m8n8.x4.shared.b16" "sm_90a packed epilogue (stmatrix)"
+# The 128-accumulator consumers (128x256 and 256x128 tiles) once spilled up to 212 bytes, and the
+# epilogue then read its arguments from local memory: every sm_90a kernel must stay within 16
+# bytes of spill stores and loads.
+"$(dirname "$nvcc")/ptxas" -arch=sm_90a -v "$work/sm90a_f16.ptx" -o "$work/sm90a_f16.cubin" 2> "$work/sm90a_f16.ptxas.log" ||
+  { echo "FAIL  ptxas sm_90a f16:"; cat "$work/sm90a_f16.ptxas.log"; failures=$((failures + 1)); }
+worst=$(grep -oE "[0-9]+ bytes spill (stores|loads)" "$work/sm90a_f16.ptxas.log" | awk '{print $1}' | sort -n | tail -1)
+kernels=$(grep -c "Compiling entry function '_ZN8omnigemm6detail4sm9014gemm_tma_wgmma" "$work/sm90a_f16.ptxas.log" || true)
+if [ "$kernels" -ge 20 ] && [ "${worst:-0}" -le 16 ]; then
+  echo "ok    sm_90a f16: $kernels wgmma kernels, at most ${worst:-0} bytes of spills"
+else
+  echo "FAIL  sm_90a f16: $kernels kernels (expected at least 20), up to ${worst:-?} bytes of spills"; failures=$((failures + 1))
+fi
 expect "$work/sm90a_fp8.ptx" ".f32.e4m3.e4m3" "sm_90a e4m3 x e4m3 -> f32 wgmma"
 expect "$work/sm90a_fp8.ptx" ".f32.e5m2.e5m2" "sm_90a e5m2 x e5m2 -> f32 wgmma"
 
