@@ -7,7 +7,8 @@
 #   usage (repo root, binaries carried): bash scripts/perf_probe.sh <bench binary> <plan file> <out dir>
 #   plan lines: 4096x4096x4096 f16 128x256x64-g8-s4-w12-x1    ("-" as config: the tuner's choice;
 #   "cublas": Nsight Compute profiles the vendor library's kernel of that shape instead); further
-#   words go to omnigemm-bench as they are (e.g. --b-layout col)
+#   words go to omnigemm-bench as they are (e.g. --b-layout col); PROBE_EXTRA_METRICS adds
+#   comma-separated Nsight Compute metrics
 set -uo pipefail
 bench="$1"; plan="$2"; out="$3"
 mkdir -p "$out"
@@ -15,6 +16,7 @@ echo "== $(date -u '+%Y-%m-%d %H:%M UTC')  $(nvidia-smi --query-gpu=name,driver_
 cublas_dir="$(python3 -c 'import nvidia.cublas, os; print(os.path.join(os.path.dirname(nvidia.cublas.__file__), "lib"))' 2>/dev/null || true)"
 export OMNIGEMM_CUBLAS_DIR="${OMNIGEMM_CUBLAS_DIR:-$cublas_dir}"
 metrics=gpu__time_duration.sum,sm__cycles_active.min,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,lts__t_bytes.sum.per_second,dram__bytes_read.sum.per_second,launch__grid_size,launch__cluster_dim_x
+metrics="$metrics${PROBE_EXTRA_METRICS:+,$PROBE_EXTRA_METRICS}"  # e.g. dram__bytes_read.sum
 n=0
 while read -r shape dtype config extra; do
   [ -z "$shape" ] || [ "${shape:0:1}" = "#" ] && continue

@@ -106,7 +106,7 @@ class CudaBackend final : public Backend {
   std::vector<Config> candidates(const Problem& p) const override {
     std::vector<Config> sm90, mma, generic;
     for (const Config& c : config_table(OG_BACKEND_CUDA)) {
-      if (is_sm90(c) && plan_sm90(p, c, nullptr, nullptr)) sm90.push_back(c);
+      if (is_sm90(c) && offers_narrow(p, c) && plan_sm90(p, c, nullptr, nullptr)) sm90.push_back(c);
       if (c.extra == kFamilyMma && plan_mma(p, c, nullptr, nullptr)) mma.push_back(c);
       if (c.extra == kFamilyGeneric && runnable_generic(c, nullptr)) generic.push_back(c);
     }
@@ -223,6 +223,15 @@ class CudaBackend final : public Backend {
   // a 128x64 tile over M = 16 stages 16 KB of A per K step of which 2 KB are rows of A.
   static constexpr int kFamilyGeneric = 0, kFamilySm90 = 1, kFamilySm90PingPong = 2, kFamilySm90Multicast = 3,
                        kFamilySm90SwapAB = 4, kFamilyMma = 5;
+  // Narrow Hopper tiles (16 or 32 columns of the kernel's problem: -x4 16x128 and 32x128) exist
+  // for skinny problems and are offered only where one of them spans the skinny dimension.
+  // Elsewhere they load the other operand once per tile row: at 128x4096x4096 a 32-row tile
+  // read the weights four times and ran at 0.76x the 128x64 tile (H100, 2026-11-23).
+  static bool offers_narrow(const Problem& p, const Config& c) {
+    const bool swapped = c.extra == kFamilySm90SwapAB;
+    const int narrow = swapped ? c.block_m : c.block_n;
+    return narrow >= 64 || (swapped ? p.m : p.n) <= narrow;
+  }
   static bool is_sm90(const Config& c) {
     return c.extra == kFamilySm90 || c.extra == kFamilySm90PingPong || c.extra == kFamilySm90Multicast ||
            c.extra == kFamilySm90SwapAB;
@@ -321,7 +330,7 @@ class CudaBackend final : public Backend {
     if (!wg_m)
       return fail(pingpong         ? "ping-pong tiles must be 64x256 or 128x128"
                   : cluster_m > 1 ? "multicast tiles must be 128x256"
-                                  : "tiles must be 128x256, 256x128, 128x192, 128x128 or 128x64");
+                                  : "tiles must be 128x256, 256x128, 128x192, 128x128, 128x64, 128x32 or 128x16");
     if (c.block_k * eb != 128) return fail("BLOCK_K must be 128 bytes of K (" + std::to_string(128 / eb) + " elements)");
     if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
     if (c.split_k > kMaxSplitK) return fail("split_k above " + std::to_string(kMaxSplitK));
@@ -346,6 +355,8 @@ class CudaBackend final : public Backend {
     if (!a_k_major && !a_mn) return fail("A needs a unit stride along M or K");
     if (!b_k_major && !b_mn) return fail("B needs a unit stride along K or N");
     if (fp8 && (a_mn || b_mn)) return fail("fp8 wgmma needs K-major operands (A row-major, B column-major)");
+    if (c.block_n < 64 && !b_k_major)
+      return fail("a tile " + std::to_string(c.block_n) + " columns wide needs a K-major B (unit stride along K)");
     if (!l) return check_16_byte_operand(p.a, eb, a_k_major ? p.a.stride_row : p.a.stride_col, p.batch, why) &&
                    check_16_byte_operand(p.b, eb, b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, why);
 

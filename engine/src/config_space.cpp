@@ -100,7 +100,7 @@ bool config_well_formed(const Config& c, std::string* why) {
       c.block_k > 4096)
     return fail("block sizes must be in 1..4096 (BLOCK_N up to 8192)");
   if (c.group_m < 1 || c.group_m > 64) return fail("GROUP_M must be in 1..64");
-  if (c.stages < 0 || c.stages > 8) return fail("stages must be in 0..8");
+  if (c.stages < 0 || c.stages > 16) return fail("stages must be in 0..16");
   if (c.warps < 1 || c.warps > 32) return fail("warps must be in 1..32");
   if (c.split_k < 1 || c.split_k > 64) return fail("split_k must be in 1..64");
   if (c.waves_per_eu < 0 || c.waves_per_eu > 64) return fail("waves_per_eu must be in 0..64");

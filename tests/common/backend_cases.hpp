@@ -39,6 +39,8 @@ struct Case {
   // this text, e.g. where the operands it must stage do not fit its shared memory; the refusal
   // is printed. Empty: the case must run.
   std::string may_refuse;
+  // The config must refuse this case (StatusCode::unsupported) with a message containing this.
+  std::string must_refuse;
 };
 
 // Runs one case through og_gemm_host and checks it against the float64 reference.
@@ -89,6 +91,11 @@ inline void run_case(Context& ctx, const Case& c) {
   g.epilogue.bias_mode = c.epi.bias_mode;
   g.epilogue.bias = Memory::host(bias.data());
   Status s = ctx.run_host(g);
+  if (!c.must_refuse.empty()) {
+    CHECK(s.code == StatusCode::unsupported);
+    CHECK_MESSAGE(s.message.find(c.must_refuse) != std::string::npos, s.message);
+    return;
+  }
   if (!s.ok() && !c.may_refuse.empty() && s.code == StatusCode::unsupported && s.message.find(c.may_refuse) != std::string::npos) {
     MESSAGE("refused, as allowed for this case: " << s.message);
     return;

@@ -46,10 +46,18 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
     MESSAGE("SKIPPED cuda: Hopper kernel: " << device.name << " (" << device.driver << ") is not an sm_90 device");
     return;
   }
-  int ran = 0, expected = 0;
-  for (const auto& cfg : detail::config_table(OG_BACKEND_CUDA)) {
-    if (cfg.extra < 1 || cfg.extra > 4) continue;
+  // Every Hopper config of the table, and the narrow tiles unswapped (the table uses them only
+  // through -x4), whose vector epilogue then runs on 16- and 32-column chunks.
+  std::vector<detail::Config> configs;
+  for (const auto& cfg : detail::config_table(OG_BACKEND_CUDA))
+    if (cfg.extra >= 1 && cfg.extra <= 4) configs.push_back(cfg);
+  for (const char* text : {"128x16x64-g8-s10-w12-k2-x1", "128x32x64-g8-s9-w12-x1"}) configs.push_back(*detail::Config::parse(text));
+  int ran = 0, expected = 0, refused = 0;
+  for (const auto& cfg : configs) {
     const bool fp8 = cfg.block_k == 128;
+    // Narrow tiles (16 or 32 columns of the kernel's problem) load B K-major only: B stored
+    // column-major, or for -x4 (whose B is A^T) A stored row-major.
+    const bool narrow = (cfg.extra == 4 ? cfg.block_m : cfg.block_n) < 64;
     expected += 4 * (fp8 ? 4 : 2 * 4);
     struct Inputs { Dtype a, b; };
     const std::vector<Inputs> inputs = fp8 ? std::vector<Inputs>{{Dtype::fp8_e4m3, Dtype::fp8_e4m3}, {Dtype::fp8_e4m3, Dtype::fp8_e5m2},
@@ -78,6 +86,10 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
           c.epi.beta = i == 2 ? -0.5f : 0.0f;
           c.epi.bias_mode = BiasMode(i % 3);  // i == 3: none
           c.epi.act = i == 1 ? Activation::silu : Activation::none;
+          if (narrow && (cfg.extra == 4 ? c.ta : !c.tb)) {
+            c.must_refuse = "needs a K-major B";
+            ++refused;
+          }
           run_case(*ctx, c);
           ++ran;
         }
@@ -89,12 +101,50 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
     many.a = inputs[0].a;
     many.b = inputs[0].b;
     many.d = Dtype::f16;
-    many.tb = fp8;
+    many.tb = fp8 || (narrow && cfg.extra != 4);
     many.epi.bias_mode = BiasMode::per_n;
     run_case(*ctx, many);
   }
   CHECK(ran == expected);
+  CHECK(refused == 2 * 2 * 4 * (6 + 2));  // per narrow 16-bit config: 2 input pairs x 2 layouts x 4 cases
   CHECK(ran >= 4 * (2 * 4 + 4) * 3);
+}
+
+TEST_CASE("cuda: narrow Hopper tiles are offered only where one spans the skinny dimension") {
+  auto ctx = cuda_context("narrow tile offers");
+  if (!ctx) return;
+  auto& be = detail::context_backend(ctx->c_handle());
+  if (be.device().driver.find("sm_90") == std::string::npos) {
+    MESSAGE("SKIPPED cuda: narrow tile offers: " << be.device().name << " is not an sm_90 device");
+    return;
+  }
+  // f16, A row-major (M x K), B row-major (K x N), D row-major; candidates() only plans.
+  auto problem = [](int64_t m, int64_t n, int64_t k) {
+    detail::Problem p;
+    p.m = m, p.n = n, p.k = k;
+    auto operand = [](int64_t rows, int64_t cols, og_dtype t) {
+      detail::Operand o;
+      o.present = true, o.dtype = t, o.rows = rows, o.cols = cols, o.stride_row = cols, o.stride_col = 1;
+      o.mem.kind = OG_MEMORY_CUDA;
+      return o;
+    };
+    p.a = operand(m, k, OG_DTYPE_F16);
+    p.b = operand(k, n, OG_DTYPE_F16);
+    p.d = operand(m, n, OG_DTYPE_F16);
+    return p;
+  };
+  auto offered = [&](const detail::Problem& p, const char* config) {
+    for (const auto& c : be.candidates(p))
+      if (c == *detail::Config::parse(config)) return true;
+    return false;
+  };
+  CHECK(offered(problem(16, 4096, 4096), "16x128x64-g8-s10-w12-x4"));
+  CHECK(offered(problem(16, 4096, 4096), "32x128x64-g8-s9-w12-x4"));
+  CHECK(offered(problem(32, 4096, 4096), "32x128x64-g8-s9-w12-k2-x4"));
+  CHECK_FALSE(offered(problem(17, 4096, 4096), "16x128x64-g8-s10-w12-x4"));
+  CHECK_FALSE(offered(problem(128, 4096, 4096), "32x128x64-g8-s9-w12-x4"));
+  CHECK(offered(problem(128, 4096, 4096), "128x64x64-g8-s8-w12-k2-x1"));
+  CHECK_FALSE(offered(problem(512, 512, 512), "16x128x64-g8-s10-w12-x4"));
 }
 
 TEST_CASE("cuda: the mma.sync kernel, forced, on every tile shape, stage count, loader, input pair and layout") {
@@ -182,7 +232,7 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
     return;
   }
   for (const char* config : {"128x256x64-g8-s4-w12-x1", "64x256x64-g8-s4-w12-x2", "128x256x64-g8-s4-w12-x3",
-                             "128x64x64-g8-s8-w12-k4-x1", "64x128x64-g8-s8-w12-k2-x4"}) {
+                             "128x64x64-g8-s8-w12-k4-x1", "64x128x64-g8-s8-w12-k2-x4", "16x128x64-g8-s10-w12-k2-x4"}) {
     Case c{515, 300, 200, 2};
     c.config = config;
     c.tma_aligned = c.d_aligned = true;

@@ -63,6 +63,9 @@ struct Shape {
   static constexpr int kABytes = BLOCK_M * 128, kBBytes = BLOCK_N * 128;
   static constexpr int kStageBytes = kABytes + kBBytes;
   static_assert(!(A_MN_MAJOR || B_MN_MAJOR) || kSixteenBit, "fp8 wgmma operands must be K-major");
+  // An MN-major B tile is loaded as BLOCK_N / 64 boxes of 64 columns; narrow tiles (16 or 32
+  // columns, for skinny problems) take K-major B only.
+  static_assert(BLOCK_N % 64 == 0 || !B_MN_MAJOR, "narrow tiles need a K-major B");
   static_assert(WG_M * BLOCK_N / 2 <= 128, "accumulators beyond the consumer register budget");
   __host__ __device__ static size_t shared_bytes(int stages) { return sm90::shared_bytes(BLOCK_M, BLOCK_N, stages); }
 };

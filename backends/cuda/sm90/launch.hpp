@@ -32,9 +32,10 @@ cudaError_t launch_f16(const Launch& l);
 cudaError_t launch_bf16(const Launch& l);
 cudaError_t launch_fp8(const Launch& l, bool a_e5m2, bool b_e5m2);
 
-// The shapes instantiated: (block_n, wg_m, ping-pong, cluster_m).
+// The shapes instantiated: (block_n, wg_m, ping-pong, cluster_m). The narrow ones (32, 16)
+// serve skinny problems through the swapped (-x4) configs and take a K-major B only.
 constexpr int kShapes[][4] = {{256, 1, 0, 1}, {192, 1, 0, 1}, {128, 1, 0, 1}, {128, 2, 0, 1}, {64, 1, 0, 1},
-                              {256, 1, 1, 1}, {128, 2, 1, 1}, {256, 1, 0, 2}};
+                              {32, 1, 0, 1},  {16, 1, 0, 1},  {256, 1, 1, 1}, {128, 2, 1, 1}, {256, 1, 0, 2}};
 
 // Shared memory, 1024-byte aligned (the 128-byte swizzle's period): a ring of `stages` (A, B)
 // tiles of 128-byte rows; per consumer warpgroup two 64 x 128-byte epilogue chunks (double

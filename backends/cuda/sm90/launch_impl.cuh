@@ -80,6 +80,10 @@ cudaError_t launch_layout(const Launch& l) {
   if (l.block_n == 128 && l.wg_m == 1) return launch_shape<Shape<128, 1, TA, TB, A_MN, B_MN, false>>(l);
   if (l.block_n == 128 && l.wg_m == 2) return launch_shape<Shape<128, 2, TA, TB, A_MN, B_MN, false>>(l);
   if (l.block_n == 64 && l.wg_m == 1) return launch_shape<Shape<64, 1, TA, TB, A_MN, B_MN, false>>(l);
+  if constexpr (!B_MN) {
+    if (l.block_n == 32 && l.wg_m == 1) return launch_shape<Shape<32, 1, TA, TB, A_MN, B_MN, false>>(l);
+    if (l.block_n == 16 && l.wg_m == 1) return launch_shape<Shape<16, 1, TA, TB, A_MN, B_MN, false>>(l);
+  }
   return cudaErrorInvalidValue;
 }
 

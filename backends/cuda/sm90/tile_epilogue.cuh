@@ -7,7 +7,7 @@
 //   - packed: f16/bf16 D with vector-aligned rows, no C, no bias, no activation (the plain
 //     GEMM): alpha and the rounding happen in registers, stmatrix writes a chunk of 64 x 64
 //     finished outputs, and each thread stores 16 bytes at a time;
-//   - vector: D with vector-aligned rows and no C: a chunk holds 64 x 32 f32 accumulators and
+//   - vector: D with vector-aligned rows and no C: a chunk holds 64 x 32 (or 16) f32 and
 //     each thread finishes four outputs at a time (alpha, bias, activation) into one 8- or
 //     16-byte store;
 //   - generic (C present, strided or unaligned D): 64 x 32 f32 per chunk through the fully
@@ -38,6 +38,11 @@ __device__ __forceinline__ void st_shared_f32x2(uint32_t addr, float x, float y)
 __device__ __forceinline__ uint4 ld_shared_u32x4(uint32_t addr) {
   uint4 v;
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ float ld_shared_f32(uint32_t addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
   return v;
 }
 __device__ __forceinline__ float2 ld_shared_f32x2(uint32_t addr) {
@@ -88,13 +93,14 @@ static __device__ __noinline__ void copy_packed_chunk(uint16_t* d, long long ld,
   }
 }
 
-// f32 chunk (64 x 32 accumulators) through the quad epilogue (D rows vector-aligned, no C).
-// Not inlined, as copy_packed_chunk.
+// f32 chunk (64 x `cols` accumulators, cols 16 or 32) through the quad epilogue (D rows
+// vector-aligned, no C). Not inlined, as copy_packed_chunk.
 static __device__ __noinline__ void finish_vector_chunk(const cuda::EpilogueArgs& e, int batch, int m, int n, int row0, int col0,
-                                                    uint32_t chunk, int thread) {
+                                                    int cols, uint32_t chunk, int thread) {
+  const int units = cols / 4;
 #pragma unroll 1
-  for (int i = thread; i < 64 * 8; i += 128) {
-    const int row = i / 8, unit = i % 8;
+  for (int i = thread; i < 64 * units; i += 128) {
+    const int row = i / units, unit = i % units;
     const int gm = row0 + row, gn = col0 + 4 * unit;
     if (gm >= m || gn >= n) continue;
     const uint4 bits = ld_shared_u32x4(chunk + chunk_offset(row, 16 * unit));
@@ -109,16 +115,27 @@ static __device__ __noinline__ void finish_vector_chunk(const cuda::EpilogueArgs
   }
 }
 
-// f32 chunk through the general epilogue (C, any strides, any alignment). Not inlined: one copy
-// serves every chunk of every kernel in the translation unit. The arguments are copied into
-// locals first: read through the reference, every output store (a generic pointer) could alias
-// them and the compiler would reload them per element.
+// f32 chunk (64 x `cols`) through the general epilogue (C, any strides, any alignment). Not
+// inlined: one copy serves every chunk of every kernel in the translation unit. The arguments
+// are copied into locals first: read through the reference, every output store (a generic
+// pointer) could alias them and the compiler would reload them per element.
 static __device__ __noinline__ void finish_generic_chunk(const cuda::EpilogueArgs& args, int batch, int m, int n, int row0,
-                                                         int col0, uint32_t chunk, int thread) {
+                                                         int col0, int cols, uint32_t chunk, int thread) {
   const cuda::EpilogueArgs e = args;
+  if (e.d.sr == 1) {
+    // Column-major D (the swapped -x4 kernels write D^T this way): a warp takes 32 consecutive
+    // rows of one column, one contiguous run of D (and of C) instead of 32 separate lines.
 #pragma unroll 1
-  for (int i = thread; i < 64 * 16; i += 128) {
-    const int row = i / 16, c = 2 * (i % 16);
+    for (int i = thread; i < 64 * cols; i += 128) {
+      const int row = i % 64, c = i / 64, gm = row0 + row, gn = col0 + c;
+      if (gm < m && gn < n) cuda::epilogue_store(e, batch, gm, gn, ld_shared_f32(chunk + chunk_offset(row, 4 * c)));
+    }
+    return;
+  }
+  const int pairs = cols / 2;
+#pragma unroll 1
+  for (int i = thread; i < 64 * pairs; i += 128) {
+    const int row = i / pairs, c = 2 * (i % pairs);
     const float2 v = ld_shared_f32x2(chunk + chunk_offset(row, 4 * c));
     cuda::epilogue_store_pair(e, batch, m, n, row0 + row, col0 + c, v.x, v.y);
   }
@@ -178,33 +195,36 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], cons
                                            int n, int row0, int col0, uint32_t chunks, int consumer, int thread,
                                            unsigned& sequence) {
   const int warp = thread / 32, lane = thread % 32;
-  const bool packed =
-      e.d_vector_rows && e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
-  if (packed) {
-    uint16_t* d = static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
-    if (e.d.dtype == OG_DTYPE_BF16)
-      store_tile_packed<true, WG_M, BLOCK_N>(acc, d, e.d.sr, e.alpha, m, n, row0, col0, chunks, consumer, thread, sequence);
-    else
-      store_tile_packed<false, WG_M, BLOCK_N>(acc, d, e.d.sr, e.alpha, m, n, row0, col0, chunks, consumer, thread, sequence);
-    return;
+  if constexpr (BLOCK_N % 64 == 0) {  // packed chunks are 64 columns wide
+    const bool packed =
+        e.d_vector_rows && e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
+    if (packed) {
+      uint16_t* d = static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
+      if (e.d.dtype == OG_DTYPE_BF16)
+        store_tile_packed<true, WG_M, BLOCK_N>(acc, d, e.d.sr, e.alpha, m, n, row0, col0, chunks, consumer, thread, sequence);
+      else
+        store_tile_packed<false, WG_M, BLOCK_N>(acc, d, e.d.sr, e.alpha, m, n, row0, col0, chunks, consumer, thread, sequence);
+      return;
+    }
   }
+  constexpr int kCols = BLOCK_N < 32 ? BLOCK_N : 32;  // f32 columns per chunk
 #pragma unroll
   for (int r = 0; r < WG_M; ++r) {
     const int block_row0 = row0 + 64 * r;
 #pragma unroll
-    for (int c = 0; c < BLOCK_N / 32; ++c) {
+    for (int c = 0; c < BLOCK_N / kCols; ++c) {
       const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
+      for (int j = 0; j < kCols / 8; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int q = 4 * (4 * c + j) + 2 * h;
+          const int q = 4 * (kCols / 8 * c + j) + 2 * h;
           st_shared_f32x2(chunk + chunk_offset(16 * warp + lane / 4 + 8 * h, 32 * j + 8 * (lane % 4)), acc[r][q],
                           acc[r][q + 1]);
         }
       consumer_barrier(consumer);
-      if (e.d_vector_rows) finish_vector_chunk(e, batch, m, n, block_row0, col0 + 32 * c, chunk, thread);
-      else finish_generic_chunk(e, batch, m, n, block_row0, col0 + 32 * c, chunk, thread);
+      if (e.d_vector_rows) finish_vector_chunk(e, batch, m, n, block_row0, col0 + kCols * c, kCols, chunk, thread);
+      else finish_generic_chunk(e, batch, m, n, block_row0, col0 + kCols * c, kCols, chunk, thread);
     }
   }
 }

@@ -6,6 +6,36 @@
 
 namespace omnigemm::detail::sm90 {
 
+#define OG_WGMMA_K16_N16(TYPES)                                                          \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                              \
+               "wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPES " "                     \
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, "                                                      \
+               "%8, %9, p, 1, 1, %10, %11;\n}\n"                                       \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])                                                                   \
+               : "l"(desc_a), "l"(desc_b), "n"(TRANS_A), "n"(TRANS_B))
+#define OG_WGMMA_K32_N16(TYPES)                                                          \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                              \
+               "wgmma.mma_async.sync.aligned.m64n16k32.f32." TYPES " "                     \
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, "                                                      \
+               "%8, %9, p, 1, 1;\n}\n"                                                     \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])                                                                   \
+               : "l"(desc_a), "l"(desc_b))
+
+#define OG_WGMMA_K16_N32(TYPES)                                                          \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                              \
+               "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPES " "                     \
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "                                                      \
+               "%16, %17, p, 1, 1, %18, %19;\n}\n"                                       \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])                                                                   \
+               : "l"(desc_a), "l"(desc_b), "n"(TRANS_A), "n"(TRANS_B))
+#define OG_WGMMA_K32_N32(TYPES)                                                          \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                              \
+               "wgmma.mma_async.sync.aligned.m64n32k32.f32." TYPES " "                     \
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "                                                      \
+               "%16, %17, p, 1, 1;\n}\n"                                                     \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])                                                                   \
+               : "l"(desc_a), "l"(desc_b))
+
 #define OG_WGMMA_K16_N64(TYPES)                                                          \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                              \
                "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPES " "                     \
@@ -73,7 +103,13 @@ enum class WgmmaType { f16, bf16, e4m3, e5m2 };
 // (16-bit types only: fp8 operands must be K-major).
 template <int N, WgmmaType TA, WgmmaType TB, int TRANS_A, int TRANS_B>
 __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {
-  if constexpr (N == 64 && TA == WgmmaType::f16 && TB == WgmmaType::f16) {
+  if constexpr (N == 16 && TA == WgmmaType::f16 && TB == WgmmaType::f16) {
+    OG_WGMMA_K16_N16("f16.f16");
+  }
+  else if constexpr (N == 32 && TA == WgmmaType::f16 && TB == WgmmaType::f16) {
+    OG_WGMMA_K16_N32("f16.f16");
+  }
+  else if constexpr (N == 64 && TA == WgmmaType::f16 && TB == WgmmaType::f16) {
     OG_WGMMA_K16_N64("f16.f16");
   }
   else if constexpr (N == 128 && TA == WgmmaType::f16 && TB == WgmmaType::f16) {
@@ -84,6 +120,12 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   }
   else if constexpr (N == 256 && TA == WgmmaType::f16 && TB == WgmmaType::f16) {
     OG_WGMMA_K16_N256("f16.f16");
+  }
+  else if constexpr (N == 16 && TA == WgmmaType::bf16 && TB == WgmmaType::bf16) {
+    OG_WGMMA_K16_N16("bf16.bf16");
+  }
+  else if constexpr (N == 32 && TA == WgmmaType::bf16 && TB == WgmmaType::bf16) {
+    OG_WGMMA_K16_N32("bf16.bf16");
   }
   else if constexpr (N == 64 && TA == WgmmaType::bf16 && TB == WgmmaType::bf16) {
     OG_WGMMA_K16_N64("bf16.bf16");
@@ -97,6 +139,12 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   else if constexpr (N == 256 && TA == WgmmaType::bf16 && TB == WgmmaType::bf16) {
     OG_WGMMA_K16_N256("bf16.bf16");
   }
+  else if constexpr (N == 16 && TA == WgmmaType::e4m3 && TB == WgmmaType::e4m3) {
+    OG_WGMMA_K32_N16("e4m3.e4m3");
+  }
+  else if constexpr (N == 32 && TA == WgmmaType::e4m3 && TB == WgmmaType::e4m3) {
+    OG_WGMMA_K32_N32("e4m3.e4m3");
+  }
   else if constexpr (N == 64 && TA == WgmmaType::e4m3 && TB == WgmmaType::e4m3) {
     OG_WGMMA_K32_N64("e4m3.e4m3");
   }
@@ -108,6 +156,12 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   }
   else if constexpr (N == 256 && TA == WgmmaType::e4m3 && TB == WgmmaType::e4m3) {
     OG_WGMMA_K32_N256("e4m3.e4m3");
+  }
+  else if constexpr (N == 16 && TA == WgmmaType::e4m3 && TB == WgmmaType::e5m2) {
+    OG_WGMMA_K32_N16("e4m3.e5m2");
+  }
+  else if constexpr (N == 32 && TA == WgmmaType::e4m3 && TB == WgmmaType::e5m2) {
+    OG_WGMMA_K32_N32("e4m3.e5m2");
   }
   else if constexpr (N == 64 && TA == WgmmaType::e4m3 && TB == WgmmaType::e5m2) {
     OG_WGMMA_K32_N64("e4m3.e5m2");
@@ -121,6 +175,12 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   else if constexpr (N == 256 && TA == WgmmaType::e4m3 && TB == WgmmaType::e5m2) {
     OG_WGMMA_K32_N256("e4m3.e5m2");
   }
+  else if constexpr (N == 16 && TA == WgmmaType::e5m2 && TB == WgmmaType::e4m3) {
+    OG_WGMMA_K32_N16("e5m2.e4m3");
+  }
+  else if constexpr (N == 32 && TA == WgmmaType::e5m2 && TB == WgmmaType::e4m3) {
+    OG_WGMMA_K32_N32("e5m2.e4m3");
+  }
   else if constexpr (N == 64 && TA == WgmmaType::e5m2 && TB == WgmmaType::e4m3) {
     OG_WGMMA_K32_N64("e5m2.e4m3");
   }
@@ -132,6 +192,12 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   }
   else if constexpr (N == 256 && TA == WgmmaType::e5m2 && TB == WgmmaType::e4m3) {
     OG_WGMMA_K32_N256("e5m2.e4m3");
+  }
+  else if constexpr (N == 16 && TA == WgmmaType::e5m2 && TB == WgmmaType::e5m2) {
+    OG_WGMMA_K32_N16("e5m2.e5m2");
+  }
+  else if constexpr (N == 32 && TA == WgmmaType::e5m2 && TB == WgmmaType::e5m2) {
+    OG_WGMMA_K32_N32("e5m2.e5m2");
   }
   else if constexpr (N == 64 && TA == WgmmaType::e5m2 && TB == WgmmaType::e5m2) {
     OG_WGMMA_K32_N64("e5m2.e5m2");
@@ -148,6 +214,10 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   else static_assert(N < 0, "no wgmma for this shape and type pair");
 }
 
+#undef OG_WGMMA_K16_N16
+#undef OG_WGMMA_K32_N16
+#undef OG_WGMMA_K16_N32
+#undef OG_WGMMA_K32_N32
 #undef OG_WGMMA_K16_N64
 #undef OG_WGMMA_K32_N64
 #undef OG_WGMMA_K16_N128
