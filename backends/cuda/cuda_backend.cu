@@ -13,9 +13,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "backend.hpp"
 #include "generic_kernel.cuh"
@@ -232,6 +234,15 @@ class CudaBackend final : public Backend {
     const int narrow = swapped ? c.block_m : c.block_n;
     return narrow >= 64 || (swapped ? p.m : p.n) <= narrow;
   }
+  // Programmatic dependent launch of the Hopper kernel, on unless OMNIGEMM_CUDA_PDL=0 (for
+  // measuring what it buys, or to rule it out when debugging a stream).
+  static bool dependent_launch_enabled() {
+    static const bool enabled = [] {
+      const char* v = std::getenv("OMNIGEMM_CUDA_PDL");
+      return !(v && std::string_view(v) == "0");
+    }();
+    return enabled;
+  }
   static bool is_sm90(const Config& c) {
     return c.extra == kFamilySm90 || c.extra == kFamilySm90PingPong || c.extra == kFamilySm90Multicast ||
            c.extra == kFamilySm90SwapAB;
@@ -371,6 +382,7 @@ class CudaBackend final : public Backend {
     if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
     l->split_k = c.split_k;
     l->grid = int(std::min<long long>(tiles * c.split_k, info_.limits.compute_units));
+    l->dependent_launch = dependent_launch_enabled();
     const int block_k = 128 / eb;
     // K-major: rows of K (box: BLOCK_K x tile rows); MN-major: rows of M or N (box: 64 x BLOCK_K).
     if (!encode_operand(l->map_a, p.a, eb, a_k_major ? p.k : p.m, a_k_major ? p.m : p.k,

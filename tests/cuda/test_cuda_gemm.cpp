@@ -221,6 +221,69 @@ TEST_CASE("cuda: the mma.sync kernel, forced, on every tile shape, stage count, 
   CHECK(s.message.find("split-K") != std::string::npos);
 }
 
+TEST_CASE("cuda: dependent GEMMs back to back on one stream see each other's writes") {
+  // The Hopper kernel is launched as a programmatic dependent launch: it may start before the
+  // previous kernel on the stream has finished. Chain X = A B (split-K), Y_j = X C (reads X),
+  // X = A2 B (overwrites what the previous GEMM reads) four times without synchronising: every
+  // Y_j must be X1 C for the X1 of the first GEMM (a read-after-write and a write-after-read).
+  auto ctx = cuda_context("dependent launches");
+  if (!ctx) return;
+  auto& be = detail::context_backend(ctx->c_handle());
+  if (be.device().driver.find("sm_90") == std::string::npos) {
+    MESSAGE("SKIPPED cuda: dependent launches: " << be.device().name << " is not an sm_90 device");
+    return;
+  }
+  HostMatrix A(256, 320, Dtype::f16), A2(256, 320, Dtype::f16), B(320, 384, Dtype::f16), C(384, 192, Dtype::f16);
+  HostMatrix X1(256, 384, Dtype::f16), X(256, 384, Dtype::f16);
+  for (HostMatrix* m : {&A, &A2, &B, &C}) m->randomize();
+  std::vector<HostMatrix> Y(4, HostMatrix(256, 192, Dtype::f16));
+  auto device_copy = [&](HostMatrix& m, bool upload) {
+    og_memory mem;
+    REQUIRE(be.allocate(m.bytes.size(), mem).ok());
+    if (upload) REQUIRE(be.upload(mem, m.bytes.data(), m.bytes.size()).ok());
+    return mem;
+  };
+  const og_memory da = device_copy(A, true), da2 = device_copy(A2, true), db = device_copy(B, true),
+                  dc = device_copy(C, true), dx = device_copy(X, false);
+  std::vector<og_memory> dy;
+  for (HostMatrix& y : Y) {
+    y.poison();
+    dy.push_back(device_copy(y, true));
+  }
+  Gemm first, second, third;
+  first.a = A.view(Memory{da});
+  first.b = B.view(Memory{db});
+  first.d = X.view(Memory{dx});
+  first.config = "128x64x64-g8-s8-w12-k2-x1";
+  second.a = X.view(Memory{dx});
+  second.b = C.view(Memory{dc});
+  second.config = "128x128x64-g8-s6-w12-x1";
+  third = first;
+  third.a = A2.view(Memory{da2});
+  third.config = "64x128x64-g8-s8-w12-x4";
+  REQUIRE(ctx->run(first).ok());
+  REQUIRE(be.download(X1.bytes.data(), dx, X1.bytes.size()).ok());
+  for (size_t j = 0; j < Y.size(); ++j) {
+    second.d = Y[j].view(Memory{dy[j]});
+    REQUIRE(ctx->run_async(first, nullptr).ok());
+    REQUIRE(ctx->run_async(second, nullptr).ok());
+    REQUIRE(ctx->run_async(third, nullptr).ok());
+  }
+  REQUIRE(be.synchronize(nullptr).ok());
+  const auto expected_y = reference_gemm(X1, C, nullptr, nullptr, EpilogueSpec{}, 1);
+  for (size_t j = 0; j < Y.size(); ++j) {
+    CAPTURE(j);
+    REQUIRE(be.download(Y[j].bytes.data(), dy[j], Y[j].bytes.size()).ok());
+    const ErrorReport r = compare(Y[j], expected_y);
+    CHECK(r.non_finite == 0);
+    CHECK(r.rel_error <= tolerance(Dtype::f16, 384));
+  }
+  REQUIRE(be.download(X.bytes.data(), dx, X.bytes.size()).ok());
+  CHECK(compare(X, reference_gemm(A2, B, nullptr, nullptr, EpilogueSpec{}, 1)).rel_error <= tolerance(Dtype::f16, 320));
+  for (const og_memory& m : {da, da2, db, dc, dx}) be.release(m);
+  for (const og_memory& m : dy) be.release(m);
+}
+
 TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
   // Small enough for compute-sanitizer (memcheck, racecheck) to finish quickly; several work
   // items per program so that ring wrap-around, ping-pong turns and cluster multicast all run.

@@ -160,8 +160,9 @@ __device__ __forceinline__ void fence_registers(float (&r)[N]) {
 // Split-K: a consumer that finished its slice of a tile (its `part`: the tile's 64 * WG_M rows
 // it owns) stores its accumulators to `partials` in register order (coalesced, no index math)
 // and counts itself on the part's counter. The last slice to arrive sums every slice's
-// partials in slice order (the result does not depend on which slice came last), resets the
-// counter for the next launch and returns true: it runs the epilogue. No slice ever waits.
+// partials in slice order (the result does not depend on which slice came last; of two
+// slices it adds the other's to its own registers), resets the counter for the next launch and
+// returns true: it runs the epilogue. No slice ever waits.
 template <class S>
 __device__ __forceinline__ bool reduce_slices(float (&acc)[S::WG_M][S::BLOCK_N / 2], const KernelArgs& p, long long part,
                                               int k_slice, int consumer, int thread) {
@@ -186,6 +187,16 @@ __device__ __forceinline__ bool reduce_slices(float (&acc)[S::WG_M][S::BLOCK_N /
   }
   if (!consumer_any(consumer, arrived == p.split_k)) return false;
   if (thread == 0) p.counters[part] = 0;
+  if (p.split_k == 2) {
+    // Own slice + the other one: addition commutes exactly, so the result is the same
+    // whichever slice came last, without reading back this slice's own partials.
+    const float* other = slices + (long long)(k_slice ^ 1) * kPartFloats + thread;
+#pragma unroll
+    for (int r = 0; r < S::WG_M; ++r)
+#pragma unroll
+      for (int i = 0; i < S::BLOCK_N / 2; ++i) acc[r][i] += __ldcg(other + (r * (S::BLOCK_N / 2) + i) * 128);
+    return true;
+  }
 #pragma unroll
   for (int r = 0; r < S::WG_M; ++r)
 #pragma unroll
@@ -241,6 +252,17 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   }
   if constexpr (S::CLUSTER_M > 1) cluster_sync();  // the peer's barriers exist before any multicast
   else __syncthreads();
+  // Programmatic dependent launch (the host sets it up): everything above may overlap the tail
+  // of the previous kernel on the stream; no thread touches global memory before that kernel
+  // has finished and its writes are visible. Then the next kernel may start its own prologue
+  // on SMs this grid leaves free. Both are no-ops in an ordinary launch. The tensor maps are
+  // kernel parameters, not data of the previous kernel: fetch them while waiting.
+  if (threadIdx.x == 0) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&map_a)) : "memory");
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&map_b)) : "memory");
+  }
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" :::);
 
   if (warpgroup == 0) {
     // ---- producer --------------------------------------------------------------------------

@@ -22,6 +22,7 @@ struct Launch {
   float* partials;              // split-K workspace (split_k > 1): partial_floats(...) floats
   int* counters;                // ... and counter_count(...) ints, zero between launches
   int grid;                     // persistent programs
+  bool dependent_launch;        // programmatic dependent launch (overlaps the previous kernel's tail)
   size_t max_shared;            // the device's opt-in shared memory per block
   cuda::EpilogueArgs ep;
   cudaStream_t stream;

@@ -34,20 +34,26 @@ cudaError_t launch_shape(const Launch& l) {
   args.partials = l.partials;
   args.counters = l.counters;
   args.ep = l.ep;
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attributes[2]{};
+  config.blockDim = dim3(S::kThreads);
+  config.dynamicSmemBytes = smem;
+  config.stream = l.stream;
+  config.attrs = attributes;
+  // Programmatic dependent launch: the kernel may be scheduled before the previous kernel on
+  // the stream has finished (it waits with griddepcontrol.wait before touching memory), which
+  // hides the launch and prologue of back-to-back GEMMs.
+  if (l.dependent_launch) {
+    attributes[config.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attributes[config.numAttrs++].val.programmaticStreamSerializationAllowed = 1;
+  }
   if constexpr (S::CLUSTER_M == 1) {
-    gemm_tma_wgmma<S><<<l.grid, S::kThreads, smem, l.stream>>>(l.map_a, l.map_b, args);
-    return cudaGetLastError();
+    config.gridDim = dim3(unsigned(l.grid));
   } else {
-    cudaLaunchConfig_t config{};
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = S::CLUSTER_M;
-    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-    config.blockDim = dim3(S::kThreads);
-    config.dynamicSmemBytes = smem;
-    config.stream = l.stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    attributes[config.numAttrs].id = cudaLaunchAttributeClusterDimension;
+    attributes[config.numAttrs].val.clusterDim.x = S::CLUSTER_M;
+    attributes[config.numAttrs].val.clusterDim.y = attributes[config.numAttrs].val.clusterDim.z = 1;
+    ++config.numAttrs;
     // As many clusters as fit at once (an SM count that is odd within a GPC leaves SMs out).
     static std::atomic<int> max_clusters{0};
     if (max_clusters.load(std::memory_order_relaxed) == 0) {
@@ -60,8 +66,8 @@ cudaError_t launch_shape(const Launch& l) {
     const long long groups =
         (long long)((args.num_pid_m + S::CLUSTER_M - 1) / S::CLUSTER_M) * args.num_pid_n * args.batch * args.split_k;
     config.gridDim = dim3(unsigned(S::CLUSTER_M * std::min<long long>(groups, max_clusters.load(std::memory_order_relaxed))));
-    return cudaLaunchKernelEx(&config, gemm_tma_wgmma<S>, l.map_a, l.map_b, args);
   }
+  return cudaLaunchKernelEx(&config, gemm_tma_wgmma<S>, l.map_a, l.map_b, args);
 }
 
 template <WgmmaType TA, WgmmaType TB, bool A_MN, bool B_MN>
