@@ -284,6 +284,8 @@ class CudaBackend final : public Backend {
     const long long bytes = dtype_bytes(p.d.dtype);
     e.d_vector_rows = !e.has_c && p.d.stride_col == 1 && reinterpret_cast<uintptr_t>(e.d.ptr) % 16 == 0 &&
                       (p.d.stride_row * bytes) % 16 == 0 && (p.batch == 1 || (p.d.batch_stride * bytes) % 16 == 0);
+    e.d_vector_cols = !e.has_c && p.d.stride_row == 1 && reinterpret_cast<uintptr_t>(e.d.ptr) % 16 == 0 &&
+                      (p.d.stride_col * bytes) % 16 == 0 && (p.batch == 1 || (p.d.batch_stride * bytes) % 16 == 0);
     return e;
   }
 

@@ -70,6 +70,9 @@ struct EpilogueArgs {
   // No C, D row-major (unit column stride) with 16-byte aligned base, row and batch strides:
   // whole rows of four outputs may leave in one vector store.
   bool d_vector_rows;
+  // The same for columns: no C, D column-major (unit row stride) with 16-byte aligned base,
+  // column and batch strides (D^T of a row-major D, as the swapped Hopper kernels write it).
+  bool d_vector_cols;
 };
 
 // act(alpha * acc + beta * C + bias) for output element (gm, gn) of batch `batch`.

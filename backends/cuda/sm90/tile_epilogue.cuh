@@ -2,11 +2,13 @@
 // The accumulators go through shared-memory chunks of 64 rows x 128 bytes whose 16-byte units
 // are XOR-swizzled by row (the TMA 128-byte swizzle pattern), so that both the writes in
 // wgmma's register layout and the row-wise reads are free of bank conflicts; each consumer
-// alternates between two chunks, so one named barrier per chunk suffices. Three ways out,
+// alternates between two chunks, so one named barrier per chunk suffices. Four ways out,
 // chosen once per launch (uniform branches):
 //   - packed: f16/bf16 D with vector-aligned rows, no C, no bias, no activation (the plain
 //     GEMM): alpha and the rounding happen in registers, stmatrix writes a chunk of 64 x 64
 //     finished outputs, and each thread stores 16 bytes at a time;
+//   - packed columns: the same for the narrow (16/32-column) tiles of the swapped kernels,
+//     whose D is column-major: stmatrix.trans, then 16-byte stores down D's columns;
 //   - vector: D with vector-aligned rows and no C: a chunk holds 64 x 32 (or 16) f32 and
 //     each thread finishes four outputs at a time (alpha, bias, activation) into one 8- or
 //     16-byte store;
@@ -59,6 +61,12 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t
                : "memory");
 }
 
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+
 template <bool BF16>
 __device__ __forceinline__ uint32_t pack_pair(float x0, float x1) {
   if constexpr (BF16) {
@@ -89,6 +97,26 @@ static __device__ __noinline__ void copy_packed_chunk(uint16_t* d, long long ld,
 #pragma unroll
       for (int q = 0; q < 8; ++q)
         if (gn + q < n) dst[q] = uint16_t(words[q / 2] >> (16 * (q % 2)));
+    }
+  }
+}
+
+// Transposed packed chunk (`cols` tile columns x 64 tile rows of 16-bit outputs) to a
+// column-major D: chunk row c is column col0 + c of D, 64 consecutive elements from row0; each
+// thread moves one 16-byte unit at a time. Not inlined, as copy_packed_chunk.
+static __device__ __noinline__ void copy_packed_columns(uint16_t* d, long long ld, int m, int n, int row0, int col0, int cols,
+                                                        uint32_t chunk, int thread) {
+#pragma unroll 1
+  for (int i = thread; i < cols * 8; i += 128) {
+    const int c = i / 8, unit = i % 8, gn = col0 + c, gm = row0 + 8 * unit;
+    if (gn >= n || gm >= m) continue;
+    const uint4 v = ld_shared_u32x4(chunk + chunk_offset(c, 16 * unit));
+    uint16_t* dst = d + gn * ld + gm;
+    if (gm + 8 <= m) {
+      *reinterpret_cast<uint4*>(dst) = v;
+    } else {
+      const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+      for (int q = 0; q < m - gm; ++q) dst[q] = uint16_t(words[q / 2] >> (16 * (q % 2)));
     }
   }
 }
@@ -185,6 +213,34 @@ __device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2
   }
 }
 
+// The packed way out of a narrow tile (BLOCK_N 16 or 32) into a column-major 16-bit D (the
+// swapped -x4 decode tiles, whose D^T is the caller's row-major D): alpha and the rounding in
+// registers, stmatrix.trans writes the block transposed (chunk row = a column of the tile =
+// 128 contiguous bytes of D), one barrier, 16-byte stores. The generic per-element way took
+// ~3 us from the last K-tile's arrival to the end of a 16x4096x4096 decode CTA (H100 trace).
+template <bool BF16, int WG_M, int BLOCK_N>
+__device__ __forceinline__ void store_tile_packed_columns(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld,
+                                                          float alpha, int m, int n, int row0, int col0, uint32_t chunks,
+                                                          int consumer, int thread, unsigned& sequence) {
+  const int warp = thread / 32, lane = thread % 32, mat = lane / 8;
+#pragma unroll
+  for (int r = 0; r < WG_M; ++r) {
+    const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
+#pragma unroll
+    for (int j = 0; j < BLOCK_N / 8; j += 2) {
+      // Matrices (rows 16 warp + 8 h, column group j + g) for mat = 2 g + h; lane 8 mat + i
+      // addresses stored row i of its matrix: tile column 8 (j + g) + i, rows from 16 warp + 8 h.
+      const int q0 = 4 * j, q1 = q0 + 4;
+      const float a = alpha;
+      stmatrix_x4_trans(chunk + chunk_offset(8 * (j + mat / 2) + lane % 8, 2 * (16 * warp + 8 * (mat % 2))),
+                        pack_pair<BF16>(a * acc[r][q0], a * acc[r][q0 + 1]), pack_pair<BF16>(a * acc[r][q0 + 2], a * acc[r][q0 + 3]),
+                        pack_pair<BF16>(a * acc[r][q1], a * acc[r][q1 + 1]), pack_pair<BF16>(a * acc[r][q1 + 2], a * acc[r][q1 + 3]));
+    }
+    consumer_barrier(consumer);
+    copy_packed_columns(d, ld, m, n, row0 + 64 * r, col0, BLOCK_N, chunk, thread);
+  }
+}
+
 // Writes one consumer's WG_M x (64 x BLOCK_N) accumulator blocks: block r covers rows
 // row0 + 64 r .. and columns col0 .. col0 + BLOCK_N - 1. Accumulator register 4j + 2h + e of
 // thread (warp, lane) is row 16 warp + lane / 4 + 8 h, column 8 j + 2 (lane % 4) + e of its
@@ -204,6 +260,20 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], cons
         store_tile_packed<true, WG_M, BLOCK_N>(acc, d, e.d.sr, e.alpha, m, n, row0, col0, chunks, consumer, thread, sequence);
       else
         store_tile_packed<false, WG_M, BLOCK_N>(acc, d, e.d.sr, e.alpha, m, n, row0, col0, chunks, consumer, thread, sequence);
+      return;
+    }
+  }
+  if constexpr (BLOCK_N <= 32) {
+    const bool packed_columns =
+        e.d_vector_cols && e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
+    if (packed_columns) {
+      uint16_t* d = static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
+      if (e.d.dtype == OG_DTYPE_BF16)
+        store_tile_packed_columns<true, WG_M, BLOCK_N>(acc, d, e.d.sc, e.alpha, m, n, row0, col0, chunks, consumer, thread,
+                                                       sequence);
+      else
+        store_tile_packed_columns<false, WG_M, BLOCK_N>(acc, d, e.d.sc, e.alpha, m, n, row0, col0, chunks, consumer, thread,
+                                                        sequence);
       return;
     }
   }
