@@ -11,6 +11,18 @@ namespace {
 
 std::optional<Context> cuda_context(const char* test_name) { return backend_context(Backend::cuda, test_name); }
 
+// The CUDA context of an sm_90 device; otherwise none, after printing why the test is skipped.
+std::optional<Context> hopper_context(const char* test_name) {
+  auto ctx = cuda_context(test_name);
+  if (!ctx) return ctx;
+  const auto& device = detail::context_backend(ctx->c_handle()).device();
+  if (device.driver.find("sm_90") == std::string::npos) {
+    MESSAGE("SKIPPED cuda: " << test_name << ": " << device.name << " (" << device.driver << ") is not an sm_90 device");
+    return std::nullopt;
+  }
+  return ctx;
+}
+
 }  // namespace
 
 TEST_CASE("cuda: random shapes, dtypes, layouts, batches and epilogues match float64") {
@@ -39,13 +51,8 @@ TEST_CASE("cuda: every table config the generic kernel runs, forced, on edge sha
 }
 
 TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input pair and operand layout") {
-  auto ctx = cuda_context("Hopper kernel");
+  auto ctx = hopper_context("Hopper kernel");
   if (!ctx) return;
-  const auto& device = detail::context_backend(ctx->c_handle()).device();
-  if (device.driver.find("sm_90") == std::string::npos) {
-    MESSAGE("SKIPPED cuda: Hopper kernel: " << device.name << " (" << device.driver << ") is not an sm_90 device");
-    return;
-  }
   // Every Hopper config of the table, and the narrow tiles unswapped (the table uses them only
   // through -x4), whose vector epilogue then runs on 16- and 32-column chunks.
   std::vector<detail::Config> configs;
@@ -111,13 +118,9 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
 }
 
 TEST_CASE("cuda: narrow Hopper tiles are offered only where one spans the skinny dimension") {
-  auto ctx = cuda_context("narrow tile offers");
+  auto ctx = hopper_context("narrow tile offers");
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
-  if (be.device().driver.find("sm_90") == std::string::npos) {
-    MESSAGE("SKIPPED cuda: narrow tile offers: " << be.device().name << " is not an sm_90 device");
-    return;
-  }
   // f16, A row-major (M x K), B row-major (K x N), D row-major; candidates() only plans.
   auto problem = [](int64_t m, int64_t n, int64_t k) {
     detail::Problem p;
@@ -226,13 +229,9 @@ TEST_CASE("cuda: dependent GEMMs back to back on one stream see each other's wri
   // previous kernel on the stream has finished. Chain X = A B (split-K), Y_j = X C (reads X),
   // X = A2 B (overwrites what the previous GEMM reads) four times without synchronising: every
   // Y_j must be X1 C for the X1 of the first GEMM (a read-after-write and a write-after-read).
-  auto ctx = cuda_context("dependent launches");
+  auto ctx = hopper_context("dependent launches");
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
-  if (be.device().driver.find("sm_90") == std::string::npos) {
-    MESSAGE("SKIPPED cuda: dependent launches: " << be.device().name << " is not an sm_90 device");
-    return;
-  }
   HostMatrix A(256, 320, Dtype::f16), A2(256, 320, Dtype::f16), B(320, 384, Dtype::f16), C(384, 192, Dtype::f16);
   HostMatrix X1(256, 384, Dtype::f16), X(256, 384, Dtype::f16);
   for (HostMatrix* m : {&A, &A2, &B, &C}) m->randomize();
@@ -287,13 +286,8 @@ TEST_CASE("cuda: dependent GEMMs back to back on one stream see each other's wri
 TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
   // Small enough for compute-sanitizer (memcheck, racecheck) to finish quickly; several work
   // items per program so that ring wrap-around, ping-pong turns and cluster multicast all run.
-  auto ctx = cuda_context("sanitizer subset");
+  auto ctx = hopper_context("sanitizer subset");
   if (!ctx) return;
-  const auto& device = detail::context_backend(ctx->c_handle()).device();
-  if (device.driver.find("sm_90") == std::string::npos) {
-    MESSAGE("SKIPPED cuda: sanitizer subset: " << device.name << " is not an sm_90 device");
-    return;
-  }
   for (const char* config : {"128x256x64-g8-s4-w12-x1", "64x256x64-g8-s4-w12-x2", "128x256x64-g8-s4-w12-x3",
                              "128x64x64-g8-s8-w12-k4-x1", "64x128x64-g8-s8-w12-k2-x4", "16x128x64-g8-s10-w12-k2-x4"}) {
     Case c{515, 300, 200, 2};
