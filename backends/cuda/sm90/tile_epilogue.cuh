@@ -7,8 +7,8 @@
 //   - packed: f16/bf16 D with vector-aligned rows, no C, no bias, no activation (the plain
 //     GEMM): alpha and the rounding happen in registers, stmatrix writes a chunk of 64 x 64
 //     finished outputs, and each thread stores 16 bytes at a time;
-//   - packed columns: the same for the narrow (16/32-column) tiles of the swapped kernels,
-//     whose D is column-major: stmatrix.trans, then 16-byte stores down D's columns;
+//   - packed columns: the same for a column-major D (the swapped kernels write D^T, the
+//     caller's row-major D, this way): stmatrix.trans, then 16-byte stores down D's columns;
 //   - vector: D with vector-aligned rows and no C: a chunk holds 64 x 32 (or 16) f32 and
 //     each thread finishes four outputs at a time (alpha, bias, activation) into one 8- or
 //     16-byte store;
@@ -101,7 +101,7 @@ static __device__ __noinline__ void copy_packed_chunk(uint16_t* d, long long ld,
   }
 }
 
-// Transposed packed chunk (`cols` tile columns x 64 tile rows of 16-bit outputs) to a
+// Transposed packed chunk (`cols` <= 64 tile columns x 64 tile rows of 16-bit outputs) to a
 // column-major D: chunk row c is column col0 + c of D, 64 consecutive elements from row0; each
 // thread moves one 16-byte unit at a time. Not inlined, as copy_packed_chunk.
 static __device__ __noinline__ void copy_packed_columns(uint16_t* d, long long ld, int m, int n, int row0, int col0, int cols,
@@ -213,31 +213,38 @@ __device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2
   }
 }
 
-// The packed way out of a narrow tile (BLOCK_N 16 or 32) into a column-major 16-bit D (the
-// swapped -x4 decode tiles, whose D^T is the caller's row-major D): alpha and the rounding in
-// registers, stmatrix.trans writes the block transposed (chunk row = a column of the tile =
-// 128 contiguous bytes of D), one barrier, 16-byte stores. The generic per-element way took
-// ~3 us from the last K-tile's arrival to the end of a 16x4096x4096 decode CTA (H100 trace).
+// The packed way out into a column-major 16-bit D (the swapped -x4 kernels write D^T, i.e. the
+// caller's row-major D, this way): alpha and the rounding in registers, stmatrix.trans writes
+// up to 64 tile columns transposed (chunk row = a column of the tile = 128 contiguous bytes of
+// D), one barrier, 16-byte stores. The generic per-element way took ~3 us from the last K-tile's
+// arrival to the end of a 16x4096x4096 decode CTA (H100 trace).
 template <bool BF16, int WG_M, int BLOCK_N>
 __device__ __forceinline__ void store_tile_packed_columns(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld,
                                                           float alpha, int m, int n, int row0, int col0, uint32_t chunks,
                                                           int consumer, int thread, unsigned& sequence) {
+  constexpr int kCols = BLOCK_N < 64 ? BLOCK_N : 64;  // tile columns per chunk
   const int warp = thread / 32, lane = thread % 32, mat = lane / 8;
 #pragma unroll
   for (int r = 0; r < WG_M; ++r) {
-    const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
 #pragma unroll
-    for (int j = 0; j < BLOCK_N / 8; j += 2) {
-      // Matrices (rows 16 warp + 8 h, column group j + g) for mat = 2 g + h; lane 8 mat + i
-      // addresses stored row i of its matrix: tile column 8 (j + g) + i, rows from 16 warp + 8 h.
-      const int q0 = 4 * j, q1 = q0 + 4;
-      const float a = alpha;
-      stmatrix_x4_trans(chunk + chunk_offset(8 * (j + mat / 2) + lane % 8, 2 * (16 * warp + 8 * (mat % 2))),
-                        pack_pair<BF16>(a * acc[r][q0], a * acc[r][q0 + 1]), pack_pair<BF16>(a * acc[r][q0 + 2], a * acc[r][q0 + 3]),
-                        pack_pair<BF16>(a * acc[r][q1], a * acc[r][q1 + 1]), pack_pair<BF16>(a * acc[r][q1 + 2], a * acc[r][q1 + 3]));
+    for (int c = 0; c < BLOCK_N / kCols; ++c) {
+      const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
+#pragma unroll
+      for (int j = 0; j < kCols / 8; j += 2) {
+        // Matrices (rows 16 warp + 8 h, column group j + g of the chunk) for mat = 2 g + h; lane
+        // 8 mat + i addresses stored row i of its matrix: chunk column 8 (j + g) + i, rows from
+        // 16 warp + 8 h.
+        const int q0 = 4 * (kCols / 8 * c + j), q1 = q0 + 4;
+        const float a = alpha;
+        stmatrix_x4_trans(chunk + chunk_offset(8 * (j + mat / 2) + lane % 8, 2 * (16 * warp + 8 * (mat % 2))),
+                          pack_pair<BF16>(a * acc[r][q0], a * acc[r][q0 + 1]),
+                          pack_pair<BF16>(a * acc[r][q0 + 2], a * acc[r][q0 + 3]),
+                          pack_pair<BF16>(a * acc[r][q1], a * acc[r][q1 + 1]),
+                          pack_pair<BF16>(a * acc[r][q1 + 2], a * acc[r][q1 + 3]));
+      }
+      consumer_barrier(consumer);
+      copy_packed_columns(d, ld, m, n, row0 + 64 * r, col0 + kCols * c, kCols, chunk, thread);
     }
-    consumer_barrier(consumer);
-    copy_packed_columns(d, ld, m, n, row0 + 64 * r, col0, BLOCK_N, chunk, thread);
   }
 }
 
@@ -263,7 +270,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], cons
       return;
     }
   }
-  if constexpr (BLOCK_N <= 32) {
+  {
     const bool packed_columns =
         e.d_vector_cols && e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
     if (packed_columns) {
