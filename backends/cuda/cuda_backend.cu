@@ -282,10 +282,13 @@ class CudaBackend final : public Backend {
     e.bias_mode = p.bias_mode; e.bias_dtype = p.bias_dtype; e.bias_bs = p.bias_batch_stride;
     e.bias = p.bias_mode != OG_BIAS_NONE ? static_cast<const char*>(p.bias.ptr) + p.bias.offset : nullptr;
     const long long bytes = dtype_bytes(p.d.dtype);
-    e.d_vector_rows = !e.has_c && p.d.stride_col == 1 && reinterpret_cast<uintptr_t>(e.d.ptr) % 16 == 0 &&
-                      (p.d.stride_row * bytes) % 16 == 0 && (p.batch == 1 || (p.d.batch_stride * bytes) % 16 == 0);
-    e.d_vector_cols = !e.has_c && p.d.stride_row == 1 && reinterpret_cast<uintptr_t>(e.d.ptr) % 16 == 0 &&
-                      (p.d.stride_col * bytes) % 16 == 0 && (p.batch == 1 || (p.d.batch_stride * bytes) % 16 == 0);
+    // No C, a unit stride along one dimension, 16-byte aligned base, other stride and batch stride.
+    auto vector_aligned = [&](int64_t unit_stride, int64_t other_stride) {
+      return !e.has_c && unit_stride == 1 && reinterpret_cast<uintptr_t>(e.d.ptr) % 16 == 0 &&
+             (other_stride * bytes) % 16 == 0 && (p.batch == 1 || (p.d.batch_stride * bytes) % 16 == 0);
+    };
+    e.d_vector_rows = vector_aligned(p.d.stride_col, p.d.stride_row);
+    e.d_vector_cols = vector_aligned(p.d.stride_row, p.d.stride_col);
     return e;
   }
 

@@ -78,51 +78,35 @@ __device__ __forceinline__ uint32_t pack_pair(float x0, float x1) {
   }
 }
 
-// Packed chunk (64 x 64 16-bit outputs) to D rows row0.., columns col0.. : each thread moves
-// rows thread / 8 + 16 k, 16-byte unit thread % 8 (a warp writes four whole 128-byte rows).
+// Packed chunk to D: chunk row i (128 bytes, 64 16-bit outputs) goes to memory line line0 + i
+// of D (a row of a row-major D, a column of a column-major one; lines line0.. below
+// lines_bound), elements elem0.. (below elems_bound). Each thread moves 16-byte unit
+// thread % 8 of lines thread / 8 + 16 k, so a warp writes four whole 128-byte lines.
 // Not inlined: one copy serves every chunk. Inlined per chunk, the epilogue outgrew the
 // instruction cache (H100, 4096^3: a third of its stall samples waited for instructions).
-static __device__ __noinline__ void copy_packed_chunk(uint16_t* d, long long ld, int m, int n, int row0, int col0,
-                                                      uint32_t chunk, int thread) {
-  const int unit = thread % 8, gn = col0 + 8 * unit;
+template <int LINES>
+static __device__ __noinline__ void copy_packed_lines(uint16_t* d, long long ld, int lines_bound, int elems_bound, int line0,
+                                                      int elem0, uint32_t chunk, int thread) {
+  static_assert(LINES * 8 % 128 == 0, "whole passes of the consumer's 128 threads");
+  const int unit = thread % 8, ge = elem0 + 8 * unit;
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const int row = thread / 8 + 16 * k, gm = row0 + row;
-    const uint4 v = ld_shared_u32x4(chunk + chunk_offset(row, 16 * unit));
-    uint16_t* dst = d + gm * ld + gn;
-    if (gm < m && gn + 8 <= n) {
+  for (int k = 0; k < LINES * 8 / 128; ++k) {
+    const int line = thread / 8 + 16 * k, gl = line0 + line;
+    const uint4 v = ld_shared_u32x4(chunk + chunk_offset(line, 16 * unit));
+    uint16_t* dst = d + gl * ld + ge;
+    if (gl < lines_bound && ge + 8 <= elems_bound) {
       *reinterpret_cast<uint4*>(dst) = v;
-    } else if (gm < m && gn < n) {
+    } else if (gl < lines_bound && ge < elems_bound) {
       const uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
       for (int q = 0; q < 8; ++q)
-        if (gn + q < n) dst[q] = uint16_t(words[q / 2] >> (16 * (q % 2)));
-    }
-  }
-}
-
-// Transposed packed chunk (`cols` <= 64 tile columns x 64 tile rows of 16-bit outputs) to a
-// column-major D: chunk row c is column col0 + c of D, 64 consecutive elements from row0; each
-// thread moves one 16-byte unit at a time. Not inlined, as copy_packed_chunk.
-static __device__ __noinline__ void copy_packed_columns(uint16_t* d, long long ld, int m, int n, int row0, int col0, int cols,
-                                                        uint32_t chunk, int thread) {
-#pragma unroll 1
-  for (int i = thread; i < cols * 8; i += 128) {
-    const int c = i / 8, unit = i % 8, gn = col0 + c, gm = row0 + 8 * unit;
-    if (gn >= n || gm >= m) continue;
-    const uint4 v = ld_shared_u32x4(chunk + chunk_offset(c, 16 * unit));
-    uint16_t* dst = d + gn * ld + gm;
-    if (gm + 8 <= m) {
-      *reinterpret_cast<uint4*>(dst) = v;
-    } else {
-      const uint32_t words[4] = {v.x, v.y, v.z, v.w};
-      for (int q = 0; q < m - gm; ++q) dst[q] = uint16_t(words[q / 2] >> (16 * (q % 2)));
+        if (ge + q < elems_bound) dst[q] = uint16_t(words[q / 2] >> (16 * (q % 2)));
     }
   }
 }
 
 // f32 chunk (64 x `cols` accumulators, cols 16 or 32) through the quad epilogue (D rows
-// vector-aligned, no C). Not inlined, as copy_packed_chunk.
+// vector-aligned, no C). Not inlined, as copy_packed_lines.
 static __device__ __noinline__ void finish_vector_chunk(const cuda::EpilogueArgs& e, int batch, int m, int n, int row0, int col0,
                                                     int cols, uint32_t chunk, int thread) {
   const int units = cols / 4;
@@ -183,47 +167,23 @@ __device__ __forceinline__ bool consumer_any(int consumer, bool pred) {
   return any != 0;
 }
 
-// The packed way out for one output type: per 64 x 64 chunk, alpha and the rounding in
-// registers, four stmatrix.x4 per thread into the chunk, one barrier, 16-byte row stores.
-template <bool BF16, int WG_M, int BLOCK_N>
-__device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld, float alpha,
-                                                  int m, int n, int row0, int col0, uint32_t chunks, int consumer,
-                                                  int thread, unsigned& sequence) {
-  const int warp = thread / 32, lane = thread % 32;
-  // This lane's stmatrix row: matrix lane / 8 of each x4 covers rows 8 (matrix % 2) + 0..7 of
-  // the warp's 16 and 16-byte unit matrix / 2 of the pair of column groups.
-  const int mat = lane / 8, row = 16 * warp + 8 * (mat % 2) + lane % 8;
-#pragma unroll
-  for (int r = 0; r < WG_M; ++r) {
-#pragma unroll
-    for (int c = 0; c < BLOCK_N / 64; ++c) {
-      const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
-#pragma unroll
-      for (int j = 0; j < 8; j += 2) {
-        const int q0 = 4 * (8 * c + j), q1 = q0 + 4;  // column groups j and j + 1
-        const float a = alpha;
-        stmatrix_x4(chunk + chunk_offset(row, 16 * (j + mat / 2)), pack_pair<BF16>(a * acc[r][q0], a * acc[r][q0 + 1]),
-                    pack_pair<BF16>(a * acc[r][q0 + 2], a * acc[r][q0 + 3]),
-                    pack_pair<BF16>(a * acc[r][q1], a * acc[r][q1 + 1]),
-                    pack_pair<BF16>(a * acc[r][q1 + 2], a * acc[r][q1 + 3]));
-      }
-      consumer_barrier(consumer);
-      copy_packed_chunk(d, ld, m, n, row0 + 64 * r, col0 + 64 * c, chunk, thread);
-    }
-  }
-}
-
-// The packed way out into a column-major 16-bit D (the swapped -x4 kernels write D^T, i.e. the
-// caller's row-major D, this way): alpha and the rounding in registers, stmatrix.trans writes
-// up to 64 tile columns transposed (chunk row = a column of the tile = 128 contiguous bytes of
-// D), one barrier, 16-byte stores. The generic per-element way took ~3 us from the last K-tile's
-// arrival to the end of a 16x4096x4096 decode CTA (H100 trace).
-template <bool BF16, int WG_M, int BLOCK_N>
-__device__ __forceinline__ void store_tile_packed_columns(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld,
-                                                          float alpha, int m, int n, int row0, int col0, uint32_t chunks,
-                                                          int consumer, int thread, unsigned& sequence) {
+// The packed way out for one output type: alpha and the rounding in registers, four
+// stmatrix.x4 per thread and chunk, one barrier, 16-byte stores. Row-major D: chunks of 64 x 64
+// outputs. Column-major D (TRANSPOSED; the swapped -x4 kernels write D^T, i.e. the caller's
+// row-major D, this way): stmatrix.trans stores up to 64 tile columns transposed, so a chunk
+// row is a column of the tile, 128 contiguous bytes of D. The generic per-element way took
+// ~3 us from the last K-tile's arrival to the end of a 16x4096x4096 decode CTA (H100 trace).
+template <bool BF16, bool TRANSPOSED, int WG_M, int BLOCK_N>
+__device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld, float alpha,
+                                                    int m, int n, int row0, int col0, uint32_t chunks, int consumer,
+                                                    int thread, unsigned& sequence) {
   constexpr int kCols = BLOCK_N < 64 ? BLOCK_N : 64;  // tile columns per chunk
+  static_assert(BLOCK_N % kCols == 0 && (TRANSPOSED || kCols == 64), "row-major chunks are 64 columns wide");
   const int warp = thread / 32, lane = thread % 32, mat = lane / 8;
+  // An x4 covers rows 16 warp + 8 h and column groups j + g of the chunk (matrix mat = 2 g + h);
+  // lane 8 mat + i addresses row i of its matrix: tile row 16 warp + 8 h + i (16-byte unit
+  // j + g), or with .trans chunk column 8 (j + g) + i (bytes from tile row 16 warp + 8 h).
+  const int row = 16 * warp + 8 * (mat % 2) + lane % 8;  // this lane's row (row-major chunks)
 #pragma unroll
   for (int r = 0; r < WG_M; ++r) {
 #pragma unroll
@@ -231,21 +191,39 @@ __device__ __forceinline__ void store_tile_packed_columns(float (&acc)[WG_M][BLO
       const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
 #pragma unroll
       for (int j = 0; j < kCols / 8; j += 2) {
-        // Matrices (rows 16 warp + 8 h, column group j + g of the chunk) for mat = 2 g + h; lane
-        // 8 mat + i addresses stored row i of its matrix: chunk column 8 (j + g) + i, rows from
-        // 16 warp + 8 h.
-        const int q0 = 4 * (kCols / 8 * c + j), q1 = q0 + 4;
+        const int q0 = 4 * (kCols / 8 * c + j), q1 = q0 + 4;  // column groups j and j + 1
         const float a = alpha;
-        stmatrix_x4_trans(chunk + chunk_offset(8 * (j + mat / 2) + lane % 8, 2 * (16 * warp + 8 * (mat % 2))),
-                          pack_pair<BF16>(a * acc[r][q0], a * acc[r][q0 + 1]),
-                          pack_pair<BF16>(a * acc[r][q0 + 2], a * acc[r][q0 + 3]),
-                          pack_pair<BF16>(a * acc[r][q1], a * acc[r][q1 + 1]),
-                          pack_pair<BF16>(a * acc[r][q1 + 2], a * acc[r][q1 + 3]));
+        const uint32_t r0 = pack_pair<BF16>(a * acc[r][q0], a * acc[r][q0 + 1]),
+                       r1 = pack_pair<BF16>(a * acc[r][q0 + 2], a * acc[r][q0 + 3]),
+                       r2 = pack_pair<BF16>(a * acc[r][q1], a * acc[r][q1 + 1]),
+                       r3 = pack_pair<BF16>(a * acc[r][q1 + 2], a * acc[r][q1 + 3]);
+        if constexpr (TRANSPOSED)
+          stmatrix_x4_trans(chunk + chunk_offset(8 * (j + mat / 2) + lane % 8, 2 * (16 * warp + 8 * (mat % 2))), r0, r1, r2, r3);
+        else
+          stmatrix_x4(chunk + chunk_offset(row, 16 * (j + mat / 2)), r0, r1, r2, r3);
       }
       consumer_barrier(consumer);
-      copy_packed_columns(d, ld, m, n, row0 + 64 * r, col0 + kCols * c, kCols, chunk, thread);
+      if constexpr (TRANSPOSED)
+        copy_packed_lines<kCols>(d, ld, n, m, col0 + kCols * c, row0 + 64 * r, chunk, thread);
+      else
+        copy_packed_lines<64>(d, ld, m, n, row0 + 64 * r, col0 + 64 * c, chunk, thread);
     }
   }
+}
+
+// D's base for the batch and the output type, then store_packed_chunks.
+template <bool TRANSPOSED, int WG_M, int BLOCK_N>
+__device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2], const cuda::EpilogueArgs& e, int batch,
+                                                  int m, int n, int row0, int col0, uint32_t chunks, int consumer,
+                                                  int thread, unsigned& sequence) {
+  uint16_t* d = static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
+  const long long ld = TRANSPOSED ? e.d.sc : e.d.sr;
+  if (e.d.dtype == OG_DTYPE_BF16)
+    store_packed_chunks<true, TRANSPOSED, WG_M, BLOCK_N>(acc, d, ld, e.alpha, m, n, row0, col0, chunks, consumer, thread,
+                                                         sequence);
+  else
+    store_packed_chunks<false, TRANSPOSED, WG_M, BLOCK_N>(acc, d, ld, e.alpha, m, n, row0, col0, chunks, consumer, thread,
+                                                          sequence);
 }
 
 // Writes one consumer's WG_M x (64 x BLOCK_N) accumulator blocks: block r covers rows
@@ -258,31 +236,17 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], cons
                                            int n, int row0, int col0, uint32_t chunks, int consumer, int thread,
                                            unsigned& sequence) {
   const int warp = thread / 32, lane = thread % 32;
-  if constexpr (BLOCK_N % 64 == 0) {  // packed chunks are 64 columns wide
-    const bool packed =
-        e.d_vector_rows && e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
-    if (packed) {
-      uint16_t* d = static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
-      if (e.d.dtype == OG_DTYPE_BF16)
-        store_tile_packed<true, WG_M, BLOCK_N>(acc, d, e.d.sr, e.alpha, m, n, row0, col0, chunks, consumer, thread, sequence);
-      else
-        store_tile_packed<false, WG_M, BLOCK_N>(acc, d, e.d.sr, e.alpha, m, n, row0, col0, chunks, consumer, thread, sequence);
+  // 16-bit outputs of the plain GEMM (alpha * AB) with vector-aligned rows or columns.
+  const bool plain = e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
+  if constexpr (BLOCK_N % 64 == 0) {  // row-major packed chunks are 64 columns wide
+    if (plain && e.d_vector_rows) {
+      store_tile_packed<false, WG_M, BLOCK_N>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread, sequence);
       return;
     }
   }
-  {
-    const bool packed_columns =
-        e.d_vector_cols && e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
-    if (packed_columns) {
-      uint16_t* d = static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
-      if (e.d.dtype == OG_DTYPE_BF16)
-        store_tile_packed_columns<true, WG_M, BLOCK_N>(acc, d, e.d.sc, e.alpha, m, n, row0, col0, chunks, consumer, thread,
-                                                       sequence);
-      else
-        store_tile_packed_columns<false, WG_M, BLOCK_N>(acc, d, e.d.sc, e.alpha, m, n, row0, col0, chunks, consumer, thread,
-                                                        sequence);
-      return;
-    }
+  if (plain && e.d_vector_cols) {
+    store_tile_packed<true, WG_M, BLOCK_N>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread, sequence);
+    return;
   }
   constexpr int kCols = BLOCK_N < 32 ? BLOCK_N : 32;  // f32 columns per chunk
 #pragma unroll
