@@ -237,11 +237,19 @@ class CudaBackend final : public Backend {
   // Programmatic dependent launch of the Hopper kernel, on unless OMNIGEMM_CUDA_PDL=0 (for
   // measuring what it buys, or to rule it out when debugging a stream).
   static bool dependent_launch_enabled() {
-    static const bool enabled = [] {
-      const char* v = std::getenv("OMNIGEMM_CUDA_PDL");
-      return !(v && std::string_view(v) == "0");
-    }();
+    static const bool enabled = env_switch_on("OMNIGEMM_CUDA_PDL");
     return enabled;
+  }
+  // The deferred epilogue of the cooperative Hopper tiles (sm90/tile_epilogue.cuh), on unless
+  // OMNIGEMM_CUDA_DEFER_EPILOGUE=0 (for measuring what it buys).
+  static bool deferred_epilogue_enabled() {
+    static const bool enabled = env_switch_on("OMNIGEMM_CUDA_DEFER_EPILOGUE");
+    return enabled;
+  }
+  // A switch that is on unless the variable is "0".
+  static bool env_switch_on(const char* variable) {
+    const char* v = std::getenv(variable);
+    return !(v && std::string_view(v) == "0");
   }
   static bool is_sm90(const Config& c) {
     return c.extra == kFamilySm90 || c.extra == kFamilySm90PingPong || c.extra == kFamilySm90Multicast ||
@@ -388,6 +396,7 @@ class CudaBackend final : public Backend {
     l->split_k = c.split_k;
     l->grid = int(std::min<long long>(tiles * c.split_k, info_.limits.compute_units));
     l->dependent_launch = dependent_launch_enabled();
+    l->defer_epilogue = deferred_epilogue_enabled();
     const int block_k = 128 / eb;
     // K-major: rows of K (box: BLOCK_K x tile rows); MN-major: rows of M or N (box: 64 x BLOCK_K).
     if (!encode_operand(l->map_a, p.a, eb, a_k_major ? p.k : p.m, a_k_major ? p.m : p.k,

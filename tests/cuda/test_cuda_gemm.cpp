@@ -111,6 +111,19 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
     many.tb = fp8 || (narrow && cfg.extra != 4);
     many.epi.bias_mode = BiasMode::per_n;
     run_case(*ctx, many);
+    // The plain GEMM (alpha * AB into an aligned 16-bit D): the cooperative kernels hold each
+    // finished tile and send it to D during the next work item's K-tiles (the deferred
+    // epilogue). K = 264 leaves every chunk inside the next item's mainloop (5 K-tiles of 16-bit
+    // inputs); K = 72 has 2 K-tiles (1 for fp8), fewer than a 256-column tile's 4 chunks, so
+    // the rest leave after it.
+    for (const int64_t k : {72, 264}) {
+      Case plain = many;
+      plain.k = k;
+      plain.d = k == 72 ? Dtype::f16 : Dtype::bf16;
+      plain.epi = EpilogueSpec{};
+      plain.epi.alpha = 0.75f;
+      run_case(*ctx, plain);
+    }
   }
   CHECK(ran == expected);
   CHECK(refused == 2 * 2 * 4 * (6 + 2));  // per narrow 16-bit config: 2 input pairs x 2 layouts x 4 cases
@@ -284,8 +297,9 @@ TEST_CASE("cuda: dependent GEMMs back to back on one stream see each other's wri
 }
 
 TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
-  // Small enough for compute-sanitizer (memcheck, racecheck) to finish quickly; several work
-  // items per program so that ring wrap-around, ping-pong turns and cluster multicast all run.
+  // Small enough for compute-sanitizer (memcheck, racecheck) to finish quickly; every family
+  // and both ways out of the epilogue (general and packed), then the deferred epilogue with
+  // several work items per program.
   auto ctx = hopper_context("sanitizer subset");
   if (!ctx) return;
   for (const char* config : {"128x256x64-g8-s4-w12-x1", "64x256x64-g8-s4-w12-x2", "128x256x64-g8-s4-w12-x3",
@@ -302,6 +316,18 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
     c.epi.act = Activation::none;
     c.n = 301;
     c.d = Dtype::bf16;
+    run_case(*ctx, c);
+  }
+  // The deferred epilogue with several work items per program (2 x 17 x 5 = 170 tiles of
+  // 128x256 or 2 x 9 x 9 = 162 of 256x128 for at most 132 programs): a finished tile is held and
+  // sent through the staging buffers during the next tile's K-tiles.
+  for (const char* config : {"128x256x64-g8-s4-w12-x1", "256x128x64-g8-s4-w12-x1", "128x256x64-g8-s4-w12-x3"}) {
+    Case c{2100, 1100, 200, 2};
+    c.config = config;
+    c.tma_aligned = c.d_aligned = true;
+    c.a = c.b = Dtype::f16;
+    c.d = Dtype::bf16;
+    c.epi.alpha = 1.5f;
     run_case(*ctx, c);
   }
 }

@@ -8,7 +8,9 @@
 //     BLOCK_K / K_STEP wgmmas per 64-row block and releases the stage once they retired;
 //   - epilogue: the accumulators go through a small per-consumer shared-memory chunk to
 //     coalesced stores with the shared fused epilogue, while the producer already fills the
-//     ring with the next tile's operands.
+//     ring with the next tile's operands; the plain GEMM's 16-bit outputs of cooperative tiles
+//     are held (staged, and in registers) and leave during the next tile's first K-tiles
+//     (the deferred epilogue).
 // Shared-memory tiles use the 128-byte swizzle: every tile row is 128 bytes, so BLOCK_K is 64
 // for 16-bit inputs and 128 for fp8. A K-major operand is one TMA box of rows x 128 B; an
 // MN-major operand (16-bit only, wgmma's transpose bit) is BLOCK_MN / 64 boxes of BLOCK_K rows
@@ -17,6 +19,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../epilogue.cuh"
 #include "device_arch.cuh"
@@ -37,6 +40,7 @@ struct KernelArgs {
   int split_k;
   float* partials;  // [tile][64-row half][slice][accumulator register][thread]
   int* counters;    // [tile][64-row half], zero between launches
+  bool defer_epilogue;
   cuda::EpilogueArgs ep;
 };
 
@@ -350,83 +354,108 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       mbar_arrive(bar);
       if constexpr (S::CLUSTER_M > 1) mbar_arrive_cluster(bar, unsigned(rank ^ 1));
     };
-    // The producer fills the ring with every work item's K-tiles in order: ring_pos counts the
-    // K-tiles of this program's earlier items (the other consumer's too, in ping-pong).
-    int j = 0;
-    long long ring_pos = 0;
-    unsigned turn_phase = 0, chunk_sequence = 0;
-    for (int w = og_persistent_first(cluster); w < total_work; w = og_persistent_next(w, clusters), ++j) {
-      const OgWork item = og_work_item(w, pid_groups_m, p.num_pid_n, group_m, p.split_k);
-      int kt_begin, kt_end;
-      og_split_k_range(p.k_tiles, p.split_k, item.k_slice, kt_begin, kt_end);
-      const int item_k_tiles = kt_end - kt_begin;
-      const long long item_pos = ring_pos;
-      ring_pos += item_k_tiles;
-      if (S::PINGPONG && (j & 1) != consumer) continue;  // the other consumer's item
-      if (S::PINGPONG && j > 0) {
-        mbar_wait(&turn[consumer], turn_phase);
-        turn_phase ^= 1u;
-      }
-      int stage = int(item_pos % p.stages);
-      unsigned phase = unsigned(item_pos / p.stages) & 1u;
-#pragma unroll
-      for (int r = 0; r < S::WG_M; ++r)
-#pragma unroll
-        for (int i = 0; i < S::BLOCK_N / 2; ++i) acc[r][i] = 0.0f;
-
-      int previous = -1;
-      for (int kt = 0; kt < item_k_tiles; ++kt) {
-        mbar_wait(&full[stage], phase);
-        const uint32_t a_tile = smem_base + uint32_t(stage) * S::kStageBytes;
-        const uint32_t b_tile = a_tile + S::kABytes;
-#pragma unroll
-        for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < S::kKSteps; ++kk) {
-          const uint64_t desc_b = S::B_MN_MAJOR ? smem_desc(b_tile + kk * 16 * 128, S::BLOCK_K * 128, 1024)
-                                                : smem_desc(b_tile + kk * 32, 16, 1024);
-#pragma unroll
-          for (int r = 0; r < S::WG_M; ++r) {
-            const int block64 = (S::PINGPONG ? 0 : consumer * S::WG_M) + r;  // which 64-row block of the tile
-            const uint64_t desc_a = S::A_MN_MAJOR
-                                        ? smem_desc(a_tile + block64 * S::BLOCK_K * 128 + kk * 16 * 128, S::BLOCK_K * 128, 1024)
-                                        : smem_desc(a_tile + block64 * 64 * 128 + kk * 32, 16, 1024);
-            wgmma<S::BLOCK_N, S::TA, S::TB, S::A_MN_MAJOR ? 1 : 0, S::B_MN_MAJOR ? 1 : 0>(acc[r], desc_a, desc_b);
-          }
+    const uint32_t chunks =
+        smem_base + uint32_t(staging_offset(S::BLOCK_M, S::BLOCK_N, p.stages)) + consumer * 2 * kChunkBytes;
+    // The deferred epilogue (tile_epilogue.cuh) for cooperative tiles' plain 16-bit outputs. The
+    // consumer loop is compiled twice, with and without it: in one copy the registers of a
+    // held tile would stay live through the general epilogue and push the consumers past
+    // their register budget (ptxas spilled 160-550 bytes).
+    constexpr bool kDeferrable = !S::PINGPONG && S::BLOCK_N % 64 == 0;
+    auto consume = [&](auto defer_tag) {
+      constexpr bool kDefer = kDeferrable && decltype(defer_tag)::value;
+      // The producer fills the ring with every work item's K-tiles in order: ring_pos counts the
+      // K-tiles of this program's earlier items (the other consumer's too, in ping-pong).
+      int j = 0;
+      long long ring_pos = 0;
+      unsigned turn_phase = 0, chunk_sequence = 0;
+      DeferredTile<S::WG_M, S::BLOCK_N> deferred;
+      auto send_deferred_chunk = [&] {
+        if constexpr (kDefer) deferred.step(p.m, p.n, chunks, consumer, t);
+      };
+      for (int w = og_persistent_first(cluster); w < total_work; w = og_persistent_next(w, clusters), ++j) {
+        const OgWork item = og_work_item(w, pid_groups_m, p.num_pid_n, group_m, p.split_k);
+        int kt_begin, kt_end;
+        og_split_k_range(p.k_tiles, p.split_k, item.k_slice, kt_begin, kt_end);
+        const int item_k_tiles = kt_end - kt_begin;
+        const long long item_pos = ring_pos;
+        ring_pos += item_k_tiles;
+        if (S::PINGPONG && (j & 1) != consumer) continue;  // the other consumer's item
+        if (S::PINGPONG && j > 0) {
+          mbar_wait(&turn[consumer], turn_phase);
+          turn_phase ^= 1u;
         }
-        wgmma_commit();
+        int stage = int(item_pos % p.stages);
+        unsigned phase = unsigned(item_pos / p.stages) & 1u;
+#pragma unroll
+        for (int r = 0; r < S::WG_M; ++r)
+#pragma unroll
+          for (int i = 0; i < S::BLOCK_N / 2; ++i) acc[r][i] = 0.0f;
+
+        int previous = -1;
+        for (int kt = 0; kt < item_k_tiles; ++kt) {
+          mbar_wait(&full[stage], phase);
+          const uint32_t a_tile = smem_base + uint32_t(stage) * S::kStageBytes;
+          const uint32_t b_tile = a_tile + S::kABytes;
+#pragma unroll
+          for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
+          wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < S::kKSteps; ++kk) {
+            const uint64_t desc_b = S::B_MN_MAJOR ? smem_desc(b_tile + kk * 16 * 128, S::BLOCK_K * 128, 1024)
+                                                  : smem_desc(b_tile + kk * 32, 16, 1024);
+#pragma unroll
+            for (int r = 0; r < S::WG_M; ++r) {
+              const int block64 = (S::PINGPONG ? 0 : consumer * S::WG_M) + r;  // which 64-row block of the tile
+              const uint64_t desc_a = S::A_MN_MAJOR
+                                          ? smem_desc(a_tile + block64 * S::BLOCK_K * 128 + kk * 16 * 128, S::BLOCK_K * 128, 1024)
+                                          : smem_desc(a_tile + block64 * 64 * 128 + kk * 32, 16, 1024);
+              wgmma<S::BLOCK_N, S::TA, S::TB, S::A_MN_MAJOR ? 1 : 0, S::B_MN_MAJOR ? 1 : 0>(acc[r], desc_a, desc_b);
+            }
+          }
+          wgmma_commit();
+#pragma unroll
+          for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
+          if (kDefer && deferred.pending()) send_deferred_chunk();  // while this K-tile's wgmmas run
+          // Keep one K-tile of wgmmas in flight; the one before it has retired, free its stage.
+          wgmma_wait<1>();
+          if (previous >= 0 && lane == 0) release(&empty[previous]);
+          previous = stage;
+          if (++stage == p.stages) { stage = 0; phase ^= 1u; }
+        }
+        while (kDefer && deferred.pending()) send_deferred_chunk();
+        // Every thread of this consumer has waited on all of the item's stages: its turn is over.
+        if (S::PINGPONG) {
+          named_barrier(1 + consumer);
+          if (t == 0) mbar_arrive(&turn[consumer ^ 1]);
+        }
+        wgmma_wait<0>();
 #pragma unroll
         for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
-        // Keep one K-tile of wgmmas in flight; the one before it has retired, free its stage.
-        wgmma_wait<1>();
         if (previous >= 0 && lane == 0) release(&empty[previous]);
-        previous = stage;
-        if (++stage == p.stages) { stage = 0; phase ^= 1u; }
-      }
-      // Every thread of this consumer has waited on all of the item's stages: its turn is over.
-      if (S::PINGPONG) {
-        named_barrier(1 + consumer);
-        if (t == 0) mbar_arrive(&turn[consumer ^ 1]);
-      }
-      wgmma_wait<0>();
-#pragma unroll
-      for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
-      if (previous >= 0 && lane == 0) release(&empty[previous]);
 
-      // A tile of a cluster's group beyond M (odd tile count) computes zeros and stores nothing.
-      const int pid_m = item.pid_m * S::CLUSTER_M + rank;
-      if (p.split_k > 1) {
-        const long long tile = ((long long)item.batch * pid_groups_m * S::CLUSTER_M + pid_m) * p.num_pid_n + item.pid_n;
-        if (!reduce_slices<S>(acc, p, tile * S::kTileConsumers + (S::PINGPONG ? 0 : consumer), item.k_slice, consumer, t))
-          continue;  // another slice of this tile finishes it
+        // A tile of a cluster's group beyond M (odd tile count) computes zeros and stores nothing.
+        const int pid_m = item.pid_m * S::CLUSTER_M + rank;
+        if (p.split_k > 1) {
+          const long long tile = ((long long)item.batch * pid_groups_m * S::CLUSTER_M + pid_m) * p.num_pid_n + item.pid_n;
+          if (!reduce_slices<S>(acc, p, tile * S::kTileConsumers + (S::PINGPONG ? 0 : consumer), item.k_slice, consumer, t))
+            continue;  // another slice of this tile finishes it
+        }
+        const int m0 = pid_m * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
+        const int row0 = m0 + (S::PINGPONG ? 0 : consumer * S::WG_M) * 64;
+        if constexpr (kDefer) {
+          uint16_t* d = d_batch_base(p.ep, item.batch);
+          if (p.ep.d.dtype == OG_DTYPE_BF16)
+            deferred.template hold<true>(acc, p.ep.alpha, d, p.ep.d.sr, row0, n0, chunks, consumer, t);
+          else
+            deferred.template hold<false>(acc, p.ep.alpha, d, p.ep.d.sr, row0, n0, chunks, consumer, t);
+          continue;
+        }
+        store_tile<S::WG_M, S::BLOCK_N>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t, chunk_sequence);
       }
-      const int m0 = pid_m * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
-      store_tile<S::WG_M, S::BLOCK_N>(acc, p.ep, item.batch, p.m, p.n, m0 + (S::PINGPONG ? 0 : consumer * S::WG_M) * 64, n0,
-                                      smem_base + uint32_t(staging_offset(S::BLOCK_M, S::BLOCK_N, p.stages)) +
-                                          consumer * 2 * kChunkBytes,
-                                      consumer, t, chunk_sequence);
-    }
+      while (kDefer && deferred.pending()) send_deferred_chunk();
+    };
+    if (kDeferrable && p.defer_epilogue && packed_rows_out(p.ep)) consume(std::true_type{});
+    else consume(std::false_type{});
   }
   // No program may leave while its peer can still multicast into it or arrive on its barriers.
   if constexpr (S::CLUSTER_M > 1) cluster_sync();

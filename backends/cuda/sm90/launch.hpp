@@ -23,6 +23,7 @@ struct Launch {
   int* counters;                // ... and counter_count(...) ints, zero between launches
   int grid;                     // persistent programs
   bool dependent_launch;        // programmatic dependent launch (overlaps the previous kernel's tail)
+  bool defer_epilogue;          // cooperative tiles' plain 16-bit outputs leave during the next tile
   size_t max_shared;            // the device's opt-in shared memory per block
   cuda::EpilogueArgs ep;
   cudaStream_t stream;

@@ -33,6 +33,7 @@ cudaError_t launch_shape(const Launch& l) {
   args.split_k = l.split_k;
   args.partials = l.partials;
   args.counters = l.counters;
+  args.defer_epilogue = l.defer_epilogue;
   args.ep = l.ep;
   cudaLaunchConfig_t config{};
   cudaLaunchAttribute attributes[2]{};

@@ -82,11 +82,9 @@ __device__ __forceinline__ uint32_t pack_pair(float x0, float x1) {
 // of D (a row of a row-major D, a column of a column-major one; lines line0.. below
 // lines_bound), elements elem0.. (below elems_bound). Each thread moves 16-byte unit
 // thread % 8 of lines thread / 8 + 16 k, so a warp writes four whole 128-byte lines.
-// Not inlined: one copy serves every chunk. Inlined per chunk, the epilogue outgrew the
-// instruction cache (H100, 4096^3: a third of its stall samples waited for instructions).
 template <int LINES>
-static __device__ __noinline__ void copy_packed_lines(uint16_t* d, long long ld, int lines_bound, int elems_bound, int line0,
-                                                      int elem0, uint32_t chunk, int thread) {
+__device__ __forceinline__ void copy_packed_lines_inline(uint16_t* d, long long ld, int lines_bound, int elems_bound, int line0,
+                                                         int elem0, uint32_t chunk, int thread) {
   static_assert(LINES * 8 % 128 == 0, "whole passes of the consumer's 128 threads");
   const int unit = thread % 8, ge = elem0 + 8 * unit;
 #pragma unroll
@@ -103,6 +101,13 @@ static __device__ __noinline__ void copy_packed_lines(uint16_t* d, long long ld,
         if (ge + q < elems_bound) dst[q] = uint16_t(words[q / 2] >> (16 * (q % 2)));
     }
   }
+}
+// Not inlined: one copy serves every chunk. Inlined per chunk, the epilogue outgrew the
+// instruction cache (H100, 4096^3: a third of its stall samples waited for instructions).
+template <int LINES>
+static __device__ __noinline__ void copy_packed_lines(uint16_t* d, long long ld, int lines_bound, int elems_bound, int line0,
+                                                      int elem0, uint32_t chunk, int thread) {
+  copy_packed_lines_inline<LINES>(d, ld, lines_bound, elems_bound, line0, elem0, chunk, thread);
 }
 
 // f32 chunk (64 x `cols` accumulators, cols 16 or 32) through the quad epilogue (D rows
@@ -167,48 +172,149 @@ __device__ __forceinline__ bool consumer_any(int consumer, bool pred) {
   return any != 0;
 }
 
-// The packed way out for one output type: alpha and the rounding in registers, four
-// stmatrix.x4 per thread and chunk, one barrier, 16-byte stores. Row-major D: chunks of 64 x 64
-// outputs. Column-major D (TRANSPOSED; the swapped -x4 kernels write D^T, i.e. the caller's
-// row-major D, this way): stmatrix.trans stores up to 64 tile columns transposed, so a chunk
-// row is a column of the tile, 128 contiguous bytes of D. The generic per-element way took
-// ~3 us from the last K-tile's arrival to the end of a 16x4096x4096 decode CTA (H100 trace).
-template <bool BF16, bool TRANSPOSED, int WG_M, int BLOCK_N>
-__device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld, float alpha,
-                                                    int m, int n, int row0, int col0, uint32_t chunks, int consumer,
-                                                    int thread, unsigned& sequence) {
-  constexpr int kCols = BLOCK_N < 64 ? BLOCK_N : 64;  // tile columns per chunk
-  static_assert(BLOCK_N % kCols == 0 && (TRANSPOSED || kCols == 64), "row-major chunks are 64 columns wide");
+// The packed way out, in two steps so that the second can wait (the deferred epilogue, see the
+// kernel): pack_tile applies alpha and rounds to 16 bits in registers (packed[r][q / 2] holds
+// accumulators q and q + 1 of block r), store_packed_chunk writes one chunk of them with four
+// stmatrix.x4 per thread, one barrier and 16-byte stores. Row-major D: chunks of 64 x 64 outputs.
+// Column-major D (TRANSPOSED; the swapped -x4 kernels write D^T, i.e. the caller's row-major D,
+// this way): stmatrix.trans stores up to 64 tile columns transposed, so a chunk row is a column
+// of the tile, 128 contiguous bytes of D. The generic per-element way took ~3 us from the last
+// K-tile's arrival to the end of a 16x4096x4096 decode CTA (H100 trace).
+template <bool BF16, int WG_M, int BLOCK_N>
+__device__ __forceinline__ void pack_tile(const float (&acc)[WG_M][BLOCK_N / 2], float alpha,
+                                          uint32_t (&packed)[WG_M][BLOCK_N / 4]) {
+#pragma unroll
+  for (int r = 0; r < WG_M; ++r)
+#pragma unroll
+    for (int q = 0; q < BLOCK_N / 4; ++q) packed[r][q] = pack_pair<BF16>(alpha * acc[r][2 * q], alpha * acc[r][2 * q + 1]);
+}
+
+template <int BLOCK_N>
+constexpr int packed_chunk_cols() {  // tile columns per packed chunk
+  return BLOCK_N < 64 ? BLOCK_N : 64;
+}
+
+// stmatrix of one chunk of packed outputs (`regs`: its COLS / 4 registers per thread) into the
+// staging chunk at `chunk`.
+template <bool TRANSPOSED, int COLS>
+__device__ __forceinline__ void stage_packed_chunk(const uint32_t* regs, uint32_t chunk, int thread) {
+  static_assert(TRANSPOSED || COLS == 64, "row-major chunks are 64 columns wide");
   const int warp = thread / 32, lane = thread % 32, mat = lane / 8;
   // An x4 covers rows 16 warp + 8 h and column groups j + g of the chunk (matrix mat = 2 g + h);
   // lane 8 mat + i addresses row i of its matrix: tile row 16 warp + 8 h + i (16-byte unit
   // j + g), or with .trans chunk column 8 (j + g) + i (bytes from tile row 16 warp + 8 h).
   const int row = 16 * warp + 8 * (mat % 2) + lane % 8;  // this lane's row (row-major chunks)
 #pragma unroll
-  for (int r = 0; r < WG_M; ++r) {
-#pragma unroll
-    for (int c = 0; c < BLOCK_N / kCols; ++c) {
-      const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
-#pragma unroll
-      for (int j = 0; j < kCols / 8; j += 2) {
-        const int q0 = 4 * (kCols / 8 * c + j), q1 = q0 + 4;  // column groups j and j + 1
-        const float a = alpha;
-        const uint32_t r0 = pack_pair<BF16>(a * acc[r][q0], a * acc[r][q0 + 1]),
-                       r1 = pack_pair<BF16>(a * acc[r][q0 + 2], a * acc[r][q0 + 3]),
-                       r2 = pack_pair<BF16>(a * acc[r][q1], a * acc[r][q1 + 1]),
-                       r3 = pack_pair<BF16>(a * acc[r][q1 + 2], a * acc[r][q1 + 3]);
-        if constexpr (TRANSPOSED)
-          stmatrix_x4_trans(chunk + chunk_offset(8 * (j + mat / 2) + lane % 8, 2 * (16 * warp + 8 * (mat % 2))), r0, r1, r2, r3);
-        else
-          stmatrix_x4(chunk + chunk_offset(row, 16 * (j + mat / 2)), r0, r1, r2, r3);
-      }
-      consumer_barrier(consumer);
-      if constexpr (TRANSPOSED)
-        copy_packed_lines<kCols>(d, ld, n, m, col0 + kCols * c, row0 + 64 * r, chunk, thread);
-      else
-        copy_packed_lines<64>(d, ld, m, n, row0 + 64 * r, col0 + 64 * c, chunk, thread);
-    }
+  for (int j = 0; j < COLS / 8; j += 2) {  // column groups j and j + 1: registers 2 j .. 2 j + 3
+    if constexpr (TRANSPOSED)
+      stmatrix_x4_trans(chunk + chunk_offset(8 * (j + mat / 2) + lane % 8, 2 * (16 * warp + 8 * (mat % 2))), regs[2 * j],
+                        regs[2 * j + 1], regs[2 * j + 2], regs[2 * j + 3]);
+    else
+      stmatrix_x4(chunk + chunk_offset(row, 16 * (j + mat / 2)), regs[2 * j], regs[2 * j + 1], regs[2 * j + 2],
+                  regs[2 * j + 3]);
   }
+}
+
+// Staged chunk `index` of one consumer's tile (block index / chunks-per-block, column chunk
+// index % chunks-per-block) to D.
+template <bool TRANSPOSED, int BLOCK_N, bool INLINE_COPY = false>
+__device__ __forceinline__ void copy_packed_chunk(int index, uint16_t* d, long long ld, int m, int n, int row0, int col0,
+                                                  uint32_t chunk, int thread) {
+  constexpr int kCols = packed_chunk_cols<BLOCK_N>();
+  const int r = index / (BLOCK_N / kCols), c = index % (BLOCK_N / kCols);
+  if constexpr (TRANSPOSED)
+    copy_packed_lines<kCols>(d, ld, n, m, col0 + kCols * c, row0 + 64 * r, chunk, thread);
+  else if constexpr (INLINE_COPY)
+    copy_packed_lines_inline<64>(d, ld, m, n, row0 + 64 * r, col0 + 64 * c, chunk, thread);
+  else
+    copy_packed_lines<64>(d, ld, m, n, row0 + 64 * r, col0 + 64 * c, chunk, thread);
+}
+
+template <bool BF16, bool TRANSPOSED, int WG_M, int BLOCK_N>
+__device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld, float alpha,
+                                                    int m, int n, int row0, int col0, uint32_t chunks, int consumer,
+                                                    int thread, unsigned& sequence) {
+  constexpr int kCols = packed_chunk_cols<BLOCK_N>();
+  static_assert(BLOCK_N % kCols == 0, "whole chunks");
+  uint32_t packed[WG_M][BLOCK_N / 4];
+  pack_tile<BF16, WG_M, BLOCK_N>(acc, alpha, packed);
+#pragma unroll
+  for (int i = 0; i < WG_M * BLOCK_N / kCols; ++i) {
+    const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
+    stage_packed_chunk<TRANSPOSED, kCols>(&packed[i / (BLOCK_N / kCols)][i % (BLOCK_N / kCols) * (kCols / 4)], chunk, thread);
+    consumer_barrier(consumer);
+    copy_packed_chunk<TRANSPOSED, BLOCK_N>(i, d, ld, m, n, row0, col0, chunk, thread);
+  }
+}
+
+// The deferred epilogue of cooperative tiles (row-major packed way out). Both consumers finish
+// a tile together, so an epilogue between two tiles leaves the tensor cores idle (H100,
+// 4096^3: ~4 points of tensor-pipe time). Instead `hold` rounds the finished tile to 16 bits
+// and stages its first two chunks in the consumer's two staging buffers; the others (at most
+// two, 32 registers: the whole tile's 64 would push the consumers past their 232-register
+// budget) wait in registers. `step` then sends one chunk per K-tile of the next work item to D
+// while that item's wgmmas run: chunk s leaves from buffer s % 2, and chunk s + 1 is staged
+// in the buffer chunk s - 1 has left.
+// Narrow tiles (BLOCK_N < 64) have no row-major chunks: kChunks = 0, nothing is ever pending.
+template <int WG_M, int BLOCK_N>
+struct DeferredTile {
+  static constexpr int kBlockChunks = BLOCK_N >= 64 ? BLOCK_N / 64 : 1;  // chunks per 64-row block
+  static constexpr int kChunks = WG_M * BLOCK_N / 64;
+  static constexpr int kHeld = kChunks > 2 ? kChunks - 2 : 0;
+  static_assert(BLOCK_N % 64 == 0 || BLOCK_N < 64, "whole chunks of 64 columns");
+  static_assert(kHeld <= 2, "at most two chunks held in registers");
+  uint32_t held[kHeld > 0 ? kHeld : 1][16];
+  uint16_t* d = nullptr;
+  long long ld = 0;
+  int row0 = 0, col0 = 0;
+  int next = kChunks;  // the next chunk to send; kChunks: nothing pending
+
+  __device__ __forceinline__ bool pending() const { return next < kChunks; }
+
+  template <bool BF16>
+  __device__ __forceinline__ void hold(const float (&acc)[WG_M][BLOCK_N / 2], float alpha, uint16_t* d_, long long ld_,
+                                       int row0_, int col0_, uint32_t chunks, int consumer, int thread) {
+    uint32_t packed[WG_M][BLOCK_N / 4];
+    pack_tile<BF16, WG_M, BLOCK_N>(acc, alpha, packed);
+    consumer_barrier(consumer);  // every thread has sent the previous tile's last chunk
+#pragma unroll
+    for (int i = 0; i < kChunks; ++i) {
+      const uint32_t* regs = &packed[i / kBlockChunks][i % kBlockChunks * 16];
+      if (i < 2) {
+        stage_packed_chunk<false, 64>(regs, chunks + i * kChunkBytes, thread);
+      } else {
+#pragma unroll
+        for (int q = 0; q < 16; ++q) held[i - 2 < kHeld ? i - 2 : 0][q] = regs[q];
+      }
+    }
+    consumer_barrier(consumer);
+    d = d_, ld = ld_, row0 = row0_, col0 = col0_;
+    next = 0;
+  }
+
+  __device__ __forceinline__ void step(int m, int n, uint32_t chunks, int consumer, int thread) {
+    const int s = next++;
+    if (s > 0) {
+      consumer_barrier(consumer);  // chunk s is staged, chunk s - 1 has left its buffer
+#pragma unroll
+      for (int i = 2; i < kChunks; ++i)
+        if (i == s + 1)  // a constant register index per copy
+          stage_packed_chunk<false, 64>(held[i - 2], chunks + (i & 1) * kChunkBytes, thread);
+    }
+    copy_packed_chunk<false, BLOCK_N, true>(s, d, ld, m, n, row0, col0, chunks + (s & 1) * kChunkBytes, thread);
+  }
+};
+
+// The plain GEMM's 16-bit outputs (alpha * AB: no C, bias or activation) to a D whose rows
+// (or, d_vector_cols, columns) are vector-aligned: the packed ways out.
+__device__ __forceinline__ bool packed_rows_out(const cuda::EpilogueArgs& e) {
+  return e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE && e.d_vector_rows;
+}
+__device__ __forceinline__ bool packed_cols_out(const cuda::EpilogueArgs& e) {
+  return e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE && e.d_vector_cols;
+}
+__device__ __forceinline__ uint16_t* d_batch_base(const cuda::EpilogueArgs& e, int batch) {
+  return static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
 }
 
 // D's base for the batch and the output type, then store_packed_chunks.
@@ -216,7 +322,7 @@ template <bool TRANSPOSED, int WG_M, int BLOCK_N>
 __device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2], const cuda::EpilogueArgs& e, int batch,
                                                   int m, int n, int row0, int col0, uint32_t chunks, int consumer,
                                                   int thread, unsigned& sequence) {
-  uint16_t* d = static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
+  uint16_t* d = d_batch_base(e, batch);
   const long long ld = TRANSPOSED ? e.d.sc : e.d.sr;
   if (e.d.dtype == OG_DTYPE_BF16)
     store_packed_chunks<true, TRANSPOSED, WG_M, BLOCK_N>(acc, d, ld, e.alpha, m, n, row0, col0, chunks, consumer, thread,
@@ -236,15 +342,13 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], cons
                                            int n, int row0, int col0, uint32_t chunks, int consumer, int thread,
                                            unsigned& sequence) {
   const int warp = thread / 32, lane = thread % 32;
-  // 16-bit outputs of the plain GEMM (alpha * AB) with vector-aligned rows or columns.
-  const bool plain = e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
   if constexpr (BLOCK_N % 64 == 0) {  // row-major packed chunks are 64 columns wide
-    if (plain && e.d_vector_rows) {
+    if (packed_rows_out(e)) {
       store_tile_packed<false, WG_M, BLOCK_N>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread, sequence);
       return;
     }
   }
-  if (plain && e.d_vector_cols) {
+  if (packed_cols_out(e)) {
     store_tile_packed<true, WG_M, BLOCK_N>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread, sequence);
     return;
   }
