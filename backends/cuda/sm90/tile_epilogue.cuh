@@ -172,10 +172,11 @@ __device__ __forceinline__ bool consumer_any(int consumer, bool pred) {
   return any != 0;
 }
 
-// The packed way out, in two steps so that the second can wait (the deferred epilogue, see the
-// kernel): pack_tile applies alpha and rounds to 16 bits in registers (packed[r][q / 2] holds
-// accumulators q and q + 1 of block r), store_packed_chunk writes one chunk of them with four
-// stmatrix.x4 per thread, one barrier and 16-byte stores. Row-major D: chunks of 64 x 64 outputs.
+// The packed way out, in steps that can be spread out (DeferredTile below): pack_tile applies
+// alpha and rounds to 16 bits in registers (packed[r][q / 2] holds accumulators q and q + 1 of
+// block r), stage_packed_chunk writes one chunk of them to shared memory with four stmatrix.x4
+// per thread, and after a barrier copy_packed_chunk sends it to D in 16-byte stores. Row-major D:
+// chunks of 64 x 64 outputs.
 // Column-major D (TRANSPOSED; the swapped -x4 kernels write D^T, i.e. the caller's row-major D,
 // this way): stmatrix.trans stores up to 64 tile columns transposed, so a chunk row is a column
 // of the tile, 128 contiguous bytes of D. The generic per-element way took ~3 us from the last
@@ -216,7 +217,8 @@ __device__ __forceinline__ void stage_packed_chunk(const uint32_t* regs, uint32_
 }
 
 // Staged chunk `index` of one consumer's tile (block index / chunks-per-block, column chunk
-// index % chunks-per-block) to D.
+// index % chunks-per-block) to D. INLINE_COPY: inlined rather than a call, for the deferred
+// epilogue, which copies inside the mainloop while wgmmas are in flight.
 template <bool TRANSPOSED, int BLOCK_N, bool INLINE_COPY = false>
 __device__ __forceinline__ void copy_packed_chunk(int index, uint16_t* d, long long ld, int m, int n, int row0, int col0,
                                                   uint32_t chunk, int thread) {
@@ -248,8 +250,8 @@ __device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N /
 }
 
 // The deferred epilogue of cooperative tiles (row-major packed way out). Both consumers finish
-// a tile together, so an epilogue between two tiles leaves the tensor cores idle (H100,
-// 4096^3: ~4 points of tensor-pipe time). Instead `hold` rounds the finished tile to 16 bits
+// a tile together, so an epilogue between two tiles leaves the tensor cores idle. Instead
+// (H100: 1-2.5% faster at 6144^3-8192^3, no change at 3072^3-4096^3) `hold` rounds the finished tile to 16 bits
 // and stages its first two chunks in the consumer's two staging buffers; the others (at most
 // two, 32 registers: the whole tile's 64 would push the consumers past their 232-register
 // budget) wait in registers. `step` then sends one chunk per K-tile of the next work item to D
@@ -284,7 +286,7 @@ struct DeferredTile {
         stage_packed_chunk<false, 64>(regs, chunks + i * kChunkBytes, thread);
       } else {
 #pragma unroll
-        for (int q = 0; q < 16; ++q) held[i - 2 < kHeld ? i - 2 : 0][q] = regs[q];
+        for (int q = 0; q < 16; ++q) held[i - 2 < kHeld ? i - 2 : 0][q] = regs[q];  // (the guard: dead code in range)
       }
     }
     consumer_barrier(consumer);
