@@ -111,9 +111,9 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
     many.tb = fp8 || (narrow && cfg.extra != 4);
     many.epi.bias_mode = BiasMode::per_n;
     run_case(*ctx, many);
-    // The plain GEMM (alpha * AB into an aligned 16-bit D): the cooperative kernels hold each
-    // finished tile and send it to D during the next work item's K-tiles (the deferred
-    // epilogue). K = 264 leaves every chunk inside the next item's mainloop (5 K-tiles of 16-bit
+    // The plain GEMM (alpha * AB into an aligned 16-bit D): the cooperative kernels with one
+    // 64-row block per consumer hold each finished tile and send it to D during the next work
+    // item's K-tiles (the deferred epilogue). K = 264 leaves every chunk inside the next item's mainloop (5 K-tiles of 16-bit
     // inputs); K = 72 has 2 K-tiles (1 for fp8), fewer than a 256-column tile's 4 chunks, so
     // the rest leave after it.
     for (const int64_t k : {72, 264}) {
@@ -318,9 +318,10 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
     c.d = Dtype::bf16;
     run_case(*ctx, c);
   }
-  // The deferred epilogue with several work items per program (2 x 17 x 5 = 170 tiles of
-  // 128x256 or 2 x 9 x 9 = 162 of 256x128 for at most 132 programs): a finished tile is held and
-  // sent through the staging buffers during the next tile's K-tiles.
+  // Several work items per program with the plain epilogue (2 x 17 x 5 = 170 tiles of 128x256,
+  // 2 x 9 x 9 = 162 of 256x128, for at most 132 programs): the 128x256 tiles hold each finished
+  // tile and send it through the staging buffers during the next tile's K-tiles (the deferred
+  // epilogue), the 256x128 tiles store it at once.
   for (const char* config : {"128x256x64-g8-s4-w12-x1", "256x128x64-g8-s4-w12-x1", "128x256x64-g8-s4-w12-x3"}) {
     Case c{2100, 1100, 200, 2};
     c.config = config;

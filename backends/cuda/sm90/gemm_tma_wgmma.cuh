@@ -359,8 +359,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     // The deferred epilogue (tile_epilogue.cuh) for cooperative tiles' plain 16-bit outputs. The
     // consumer loop is compiled twice, with and without it: in one copy the registers of a
     // held tile would stay live through the general epilogue and push the consumers past
-    // their register budget (ptxas spilled 160-550 bytes).
-    constexpr bool kDeferrable = !S::PINGPONG && S::BLOCK_N % 64 == 0;
+    // their register budget (ptxas spilled 160-550 bytes). Not for the 256x128 tiles (two
+    // 64-row blocks per consumer): holding raised their spills from 4 / 8 to 12 / 28 bytes.
+    constexpr bool kDeferrable = !S::PINGPONG && S::WG_M == 1 && S::BLOCK_N % 64 == 0;
     auto consume = [&](auto defer_tag) {
       constexpr bool kDefer = kDeferrable && decltype(defer_tag)::value;
       // The producer fills the ring with every work item's K-tiles in order: ring_pos counts the

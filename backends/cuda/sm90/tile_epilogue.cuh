@@ -172,22 +172,24 @@ __device__ __forceinline__ bool consumer_any(int consumer, bool pred) {
   return any != 0;
 }
 
-// The packed way out, in steps that can be spread out (DeferredTile below): pack_tile applies
-// alpha and rounds to 16 bits in registers (packed[r][q / 2] holds accumulators q and q + 1 of
-// block r), stage_packed_chunk writes one chunk of them to shared memory with four stmatrix.x4
-// per thread, and after a barrier copy_packed_chunk sends it to D in 16-byte stores. Row-major D:
-// chunks of 64 x 64 outputs.
+// The packed way out, in steps that can be spread out (DeferredTile below): pack_chunk applies
+// alpha and rounds one chunk to 16 bits in registers, stage_packed_chunk writes it to shared
+// memory with four stmatrix.x4 per thread, and after a barrier copy_packed_chunk sends it to D
+// in 16-byte stores. Row-major D: chunks of 64 x 64 outputs.
 // Column-major D (TRANSPOSED; the swapped -x4 kernels write D^T, i.e. the caller's row-major D,
 // this way): stmatrix.trans stores up to 64 tile columns transposed, so a chunk row is a column
 // of the tile, 128 contiguous bytes of D. The generic per-element way took ~3 us from the last
 // K-tile's arrival to the end of a 16x4096x4096 decode CTA (H100 trace).
-template <bool BF16, int WG_M, int BLOCK_N>
-__device__ __forceinline__ void pack_tile(const float (&acc)[WG_M][BLOCK_N / 2], float alpha,
-                                          uint32_t (&packed)[WG_M][BLOCK_N / 4]) {
+// Chunk `index` of one consumer's accumulators (block index / chunks-per-block, column chunk
+// index % chunks-per-block; COLS columns) times alpha, rounded to 16 bits: COLS / 4 registers,
+// register q holding accumulators 2q and 2q + 1 of the chunk. Chunk by chunk, not the whole tile
+// at once: fewer registers live together (the 256x128 consumers spilled otherwise).
+template <bool BF16, int COLS, int WG_M, int BLOCK_N>
+__device__ __forceinline__ void pack_chunk(const float (&acc)[WG_M][BLOCK_N / 2], int index, float alpha,
+                                           uint32_t (&regs)[COLS / 4]) {
+  const float* from = &acc[index / (BLOCK_N / COLS)][index % (BLOCK_N / COLS) * (COLS / 2)];
 #pragma unroll
-  for (int r = 0; r < WG_M; ++r)
-#pragma unroll
-    for (int q = 0; q < BLOCK_N / 4; ++q) packed[r][q] = pack_pair<BF16>(alpha * acc[r][2 * q], alpha * acc[r][2 * q + 1]);
+  for (int q = 0; q < COLS / 4; ++q) regs[q] = pack_pair<BF16>(alpha * from[2 * q], alpha * from[2 * q + 1]);
 }
 
 template <int BLOCK_N>
@@ -238,12 +240,12 @@ __device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N /
                                                     int thread, unsigned& sequence) {
   constexpr int kCols = packed_chunk_cols<BLOCK_N>();
   static_assert(BLOCK_N % kCols == 0, "whole chunks");
-  uint32_t packed[WG_M][BLOCK_N / 4];
-  pack_tile<BF16, WG_M, BLOCK_N>(acc, alpha, packed);
 #pragma unroll
   for (int i = 0; i < WG_M * BLOCK_N / kCols; ++i) {
+    uint32_t regs[kCols / 4];
+    pack_chunk<BF16, kCols, WG_M, BLOCK_N>(acc, i, alpha, regs);
     const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
-    stage_packed_chunk<TRANSPOSED, kCols>(&packed[i / (BLOCK_N / kCols)][i % (BLOCK_N / kCols) * (kCols / 4)], chunk, thread);
+    stage_packed_chunk<TRANSPOSED, kCols>(regs, chunk, thread);
     consumer_barrier(consumer);
     copy_packed_chunk<TRANSPOSED, BLOCK_N>(i, d, ld, m, n, row0, col0, chunk, thread);
   }
@@ -260,7 +262,6 @@ __device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N /
 // Narrow tiles (BLOCK_N < 64) have no row-major chunks: kChunks = 0, nothing is ever pending.
 template <int WG_M, int BLOCK_N>
 struct DeferredTile {
-  static constexpr int kBlockChunks = BLOCK_N >= 64 ? BLOCK_N / 64 : 1;  // chunks per 64-row block
   static constexpr int kChunks = WG_M * BLOCK_N / 64;
   static constexpr int kHeld = kChunks > 2 ? kChunks - 2 : 0;
   static_assert(BLOCK_N % 64 == 0 || BLOCK_N < 64, "whole chunks of 64 columns");
@@ -276,17 +277,15 @@ struct DeferredTile {
   template <bool BF16>
   __device__ __forceinline__ void hold(const float (&acc)[WG_M][BLOCK_N / 2], float alpha, uint16_t* d_, long long ld_,
                                        int row0_, int col0_, uint32_t chunks, int consumer, int thread) {
-    uint32_t packed[WG_M][BLOCK_N / 4];
-    pack_tile<BF16, WG_M, BLOCK_N>(acc, alpha, packed);
     consumer_barrier(consumer);  // every thread has sent the previous tile's last chunk
 #pragma unroll
     for (int i = 0; i < kChunks; ++i) {
-      const uint32_t* regs = &packed[i / kBlockChunks][i % kBlockChunks * 16];
       if (i < 2) {
+        uint32_t regs[16];
+        pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, alpha, regs);
         stage_packed_chunk<false, 64>(regs, chunks + i * kChunkBytes, thread);
       } else {
-#pragma unroll
-        for (int q = 0; q < 16; ++q) held[i - 2 < kHeld ? i - 2 : 0][q] = regs[q];  // (the guard: dead code in range)
+        pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, alpha, held[i - 2 < kHeld ? i - 2 : 0]);  // (the guard: dead code in range)
       }
     }
     consumer_barrier(consumer);
