@@ -180,6 +180,7 @@ __device__ __forceinline__ bool consumer_any(int consumer, bool pred) {
 // this way): stmatrix.trans stores up to 64 tile columns transposed, so a chunk row is a column
 // of the tile, 128 contiguous bytes of D. The generic per-element way took ~3 us from the last
 // K-tile's arrival to the end of a 16x4096x4096 decode CTA (H100 trace).
+
 // Chunk `index` of one consumer's accumulators (block index / chunks-per-block, column chunk
 // index % chunks-per-block; COLS columns) times alpha, rounded to 16 bits: COLS / 4 registers,
 // register q holding accumulators 2q and 2q + 1 of the chunk. Chunk by chunk, not the whole tile
@@ -253,10 +254,10 @@ __device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N /
 
 // The deferred epilogue of cooperative tiles (row-major packed way out). Both consumers finish
 // a tile together, so an epilogue between two tiles leaves the tensor cores idle. Instead
-// (H100: 1-2.5% faster at 6144^3-8192^3, no change at 3072^3-4096^3) `hold` rounds the finished tile to 16 bits
-// and stages its first two chunks in the consumer's two staging buffers; the others (at most
-// two, 32 registers: the whole tile's 64 would push the consumers past their 232-register
-// budget) wait in registers. `step` then sends one chunk per K-tile of the next work item to D
+// (H100: 1-2.5% faster at 6144^3-8192^3, no change at 3072^3-4096^3) `hold` rounds the
+// finished tile to 16 bits and stages its first two chunks in the consumer's two staging
+// buffers; the others (at most two, 32 registers: the whole tile's 64 would push the consumers
+// past their 232-register budget) wait in registers. `step` then sends one chunk per K-tile of the next work item to D
 // while that item's wgmmas run: chunk s leaves from buffer s % 2, and chunk s + 1 is staged
 // in the buffer chunk s - 1 has left.
 // Narrow tiles (BLOCK_N < 64) have no row-major chunks: kChunks = 0, nothing is ever pending.
@@ -279,15 +280,13 @@ struct DeferredTile {
                                        int row0_, int col0_, uint32_t chunks, int consumer, int thread) {
     consumer_barrier(consumer);  // every thread has sent the previous tile's last chunk
 #pragma unroll
-    for (int i = 0; i < kChunks; ++i) {
-      if (i < 2) {
-        uint32_t regs[16];
-        pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, alpha, regs);
-        stage_packed_chunk<false, 64>(regs, chunks + i * kChunkBytes, thread);
-      } else {
-        pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, alpha, held[i - 2 < kHeld ? i - 2 : 0]);  // (the guard: dead code in range)
-      }
+    for (int i = 0; i < kChunks && i < 2; ++i) {
+      uint32_t regs[16];
+      pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, alpha, regs);
+      stage_packed_chunk<false, 64>(regs, chunks + i * kChunkBytes, thread);
     }
+#pragma unroll
+    for (int i = 2; i < kChunks; ++i) pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, alpha, held[i - 2]);
     consumer_barrier(consumer);
     d = d_, ld = ld_, row0 = row0_, col0 = col0_;
     next = 0;
@@ -308,12 +307,11 @@ struct DeferredTile {
 
 // The plain GEMM's 16-bit outputs (alpha * AB: no C, bias or activation) to a D whose rows
 // (or, d_vector_cols, columns) are vector-aligned: the packed ways out.
-__device__ __forceinline__ bool packed_rows_out(const cuda::EpilogueArgs& e) {
-  return e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE && e.d_vector_rows;
+__device__ __forceinline__ bool plain_16_bit_out(const cuda::EpilogueArgs& e) {
+  return e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
 }
-__device__ __forceinline__ bool packed_cols_out(const cuda::EpilogueArgs& e) {
-  return e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE && e.d_vector_cols;
-}
+__device__ __forceinline__ bool packed_rows_out(const cuda::EpilogueArgs& e) { return plain_16_bit_out(e) && e.d_vector_rows; }
+__device__ __forceinline__ bool packed_cols_out(const cuda::EpilogueArgs& e) { return plain_16_bit_out(e) && e.d_vector_cols; }
 __device__ __forceinline__ uint16_t* d_batch_base(const cuda::EpilogueArgs& e, int batch) {
   return static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
 }
