@@ -108,7 +108,8 @@ class CudaBackend final : public Backend {
   std::vector<Config> candidates(const Problem& p) const override {
     std::vector<Config> sm90, mma, generic;
     for (const Config& c : config_table(OG_BACKEND_CUDA)) {
-      if (is_sm90(c) && offers_narrow(p, c) && plan_sm90(p, c, nullptr, nullptr)) sm90.push_back(c);
+      if (is_sm90(c) && offers_narrow(p, c) && offers_column_split(p, c) && plan_sm90(p, c, nullptr, nullptr))
+        sm90.push_back(c);
       if (c.extra == kFamilyMma && plan_mma(p, c, nullptr, nullptr)) mma.push_back(c);
       if (c.extra == kFamilyGeneric && runnable_generic(c, nullptr)) generic.push_back(c);
     }
@@ -234,6 +235,19 @@ class CudaBackend final : public Backend {
     const int narrow = swapped ? c.block_m : c.block_n;
     return narrow >= 64 || (swapped ? p.m : p.n) <= narrow;
   }
+  // The column-split 192x192 tile (-x1 or -x4) runs at 128x256's rate per SM (H100, 6144^3: 8
+  // waves of 192x192 in 723 us, 9 of 128x256 in 716 us), so it pays only where its waves cover
+  // less tile area than 128x256's (3072^2: 2 waves of 192x192, 3 of 128x256); elsewhere the
+  // heuristic's larger-tile preference would pick it for nothing.
+  bool offers_column_split(const Problem& p, const Config& c) const {
+    if (c.block_m != 192 || c.block_n != 192) return true;
+    auto wave_area = [&](long long bm, long long bn) {
+      const long long tiles = (p.m + bm - 1) / bm * ((p.n + bn - 1) / bn) * p.batch;
+      return (tiles + programs() - 1) / programs() * bm * bn;
+    };
+    return wave_area(192, 192) < wave_area(128, 256);
+  }
+  int programs() const { return std::max(1, info_.limits.compute_units); }
   // Programmatic dependent launch of the Hopper kernel, on unless OMNIGEMM_CUDA_PDL=0 (for
   // measuring what it buys, or to rule it out when debugging a stream).
   static bool dependent_launch_enabled() {
@@ -347,14 +361,15 @@ class CudaBackend final : public Backend {
     const bool pingpong = c.extra == kFamilySm90PingPong;
     const int cluster_m = c.extra == kFamilySm90Multicast ? 2 : 1;
     int wg_m = 0;
+    bool split_n = false;  // the consumers split the columns: block_m = 64 * wg_m
     for (const auto& shape : sm90::kShapes)
       if (c.block_n == shape[0] && bool(shape[2]) == pingpong && shape[3] == cluster_m &&
-          c.block_m == (pingpong ? 64 : 128) * shape[1])
-        wg_m = shape[1];
+          c.block_m == (pingpong || shape[4] ? 64 : 128) * shape[1])
+        wg_m = shape[1], split_n = shape[4] != 0;
     if (!wg_m)
       return fail(pingpong         ? "ping-pong tiles must be 64x256 or 128x128"
                   : cluster_m > 1 ? "multicast tiles must be 128x256"
-                                  : "tiles must be 128x256, 256x128, 128x192, 128x128, 128x64, 128x32 or 128x16");
+                                  : "tiles must be 128x256, 256x128, 192x192, 128x192, 128x128, 128x64, 128x32 or 128x16");
     if (c.block_k * eb != 128) return fail("BLOCK_K must be 128 bytes of K (" + std::to_string(128 / eb) + " elements)");
     if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
     if (c.split_k > kMaxSplitK) return fail("split_k above " + std::to_string(kMaxSplitK));
@@ -381,12 +396,16 @@ class CudaBackend final : public Backend {
     if (fp8 && (a_mn || b_mn)) return fail("fp8 wgmma needs K-major operands (A row-major, B column-major)");
     if (c.block_n < 64 && !b_k_major)
       return fail("a tile " + std::to_string(c.block_n) + " columns wide needs a K-major B (unit stride along K)");
+    if (split_n && (c.block_n / 2) % 64 != 0 && !b_k_major)
+      return fail("a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " tile (" + std::to_string(c.block_n / 2) +
+                  " columns per consumer) needs a K-major B (unit stride along K)");
     if (!l) return check_16_byte_operand(p.a, eb, a_k_major ? p.a.stride_row : p.a.stride_col, p.batch, why) &&
                    check_16_byte_operand(p.b, eb, b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, why);
 
     l->m = int(p.m); l->n = int(p.n); l->k = int(p.k); l->batch = int(p.batch);
     l->group_m = c.group_m; l->stages = c.stages; l->block_n = c.block_n; l->wg_m = wg_m;
     l->pingpong = pingpong;
+    l->split_n = split_n;
     l->cluster_m = cluster_m;
     l->a_mn_major = a_mn; l->b_mn_major = b_mn;
     l->max_shared = size_t(info_.limits.max_shared_bytes);

@@ -62,9 +62,10 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
   int ran = 0, expected = 0, refused = 0;
   for (const auto& cfg : configs) {
     const bool fp8 = cfg.block_k == 128;
-    // Narrow tiles (16 or 32 columns of the kernel's problem) load B K-major only: B stored
-    // column-major, or for -x4 (whose B is A^T) A stored row-major.
-    const bool narrow = (cfg.extra == 4 ? cfg.block_m : cfg.block_n) < 64;
+    // Narrow tiles (16 or 32 columns of the kernel's problem) and 192x192 (96 columns per
+    // consumer) load B K-major only: B stored column-major, or for -x4 (whose B is A^T) A stored
+    // row-major.
+    const bool narrow = (cfg.extra == 4 ? cfg.block_m : cfg.block_n) < 64 || (cfg.block_m == 192 && cfg.block_n == 192);
     expected += 4 * (fp8 ? 4 : 2 * 4);
     struct Inputs { Dtype a, b; };
     const std::vector<Inputs> inputs = fp8 ? std::vector<Inputs>{{Dtype::fp8_e4m3, Dtype::fp8_e4m3}, {Dtype::fp8_e4m3, Dtype::fp8_e5m2},
@@ -126,11 +127,11 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
     }
   }
   CHECK(ran == expected);
-  CHECK(refused == 2 * 2 * 4 * (6 + 2));  // per narrow 16-bit config: 2 input pairs x 2 layouts x 4 cases
+  CHECK(refused == 2 * 2 * 4 * (6 + 2 + 2));  // per narrow (or 192x192) 16-bit config: 2 input pairs x 2 layouts x 4 cases
   CHECK(ran >= 4 * (2 * 4 + 4) * 3);
 }
 
-TEST_CASE("cuda: narrow Hopper tiles are offered only where one spans the skinny dimension") {
+TEST_CASE("cuda: narrow and 192x192 Hopper tiles are offered only where they pay") {
   auto ctx = hopper_context("narrow tile offers");
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
@@ -161,6 +162,14 @@ TEST_CASE("cuda: narrow Hopper tiles are offered only where one spans the skinny
   CHECK_FALSE(offered(problem(128, 4096, 4096), "32x128x64-g8-s9-w12-x4"));
   CHECK(offered(problem(128, 4096, 4096), "128x64x64-g8-s8-w12-k2-x1"));
   CHECK_FALSE(offered(problem(512, 512, 512), "16x128x64-g8-s10-w12-x4"));
+  // 192x192 only where its waves cover less area than 128x256's (on 132 SMs: 3072^2 yes; 4096^2
+  // and 6144^2 no), through -x4 for a row-major B (-x1 needs B K-major).
+  if (be.device().limits.compute_units == 132) {
+    CHECK(offered(problem(3072, 3072, 3072), "192x192x64-g8-s4-w12-x4"));
+    CHECK_FALSE(offered(problem(3072, 3072, 3072), "192x192x64-g8-s4-w12-x1"));
+    CHECK_FALSE(offered(problem(4096, 4096, 4096), "192x192x64-g8-s4-w12-x4"));
+    CHECK_FALSE(offered(problem(6144, 6144, 6144), "192x192x64-g8-s4-w12-x4"));
+  }
 }
 
 TEST_CASE("cuda: the mma.sync kernel, forced, on every tile shape, stage count, loader, input pair and layout") {
@@ -322,11 +331,14 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
   // 2 x 9 x 9 = 162 of 256x128, for at most 132 programs): the 128x256 tiles hold each finished
   // tile and send it through the staging buffers during the next tile's K-tiles (the deferred
   // epilogue), the 256x128 tiles store it at once.
-  for (const char* config : {"128x256x64-g8-s4-w12-x1", "256x128x64-g8-s4-w12-x1", "128x256x64-g8-s4-w12-x3"}) {
+  // 192x192 (the consumers split the columns, K-major B only): 2 x 11 x 6 = 132 tiles.
+  for (const char* config : {"128x256x64-g8-s4-w12-x1", "256x128x64-g8-s4-w12-x1", "128x256x64-g8-s4-w12-x3",
+                             "192x192x64-g8-s4-w12-x1"}) {
     Case c{2100, 1100, 200, 2};
     c.config = config;
     c.tma_aligned = c.d_aligned = true;
     c.a = c.b = Dtype::f16;
+    c.tb = std::string_view(config).starts_with("192x192");
     c.d = Dtype::bf16;
     c.epi.alpha = 1.5f;
     run_case(*ctx, c);

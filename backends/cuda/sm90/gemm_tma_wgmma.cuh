@@ -4,8 +4,9 @@
 //   - producer (warpgroup 0, one thread): for each work item and K-tile, waits for a free stage
 //     and issues the TMA copies of the A and B tiles into it;
 //   - mainloop (warpgroups 1 and 2, "consumers"): each owns 64 * WG_M rows of the BLOCK_M x
-//     BLOCK_N tile (cooperative) or every other tile (ping-pong), waits for a full stage, issues
-//     BLOCK_K / K_STEP wgmmas per 64-row block and releases the stage once they retired;
+//     BLOCK_N tile (cooperative), half its columns (column-split 192x192) or every other tile
+//     (ping-pong), waits for a full stage, issues BLOCK_K / K_STEP wgmmas per 64-row block and
+//     releases the stage once they retired;
 //   - epilogue: the accumulators go through a small per-consumer shared-memory chunk to
 //     coalesced stores with the shared fused epilogue, while the producer already fills the
 //     ring with the next tile's operands; the plain GEMM's 16-bit outputs of cooperative tiles
@@ -50,16 +51,23 @@ struct KernelArgs {
 // CLUSTER_M = 2: two programs of a thread-block cluster work on vertically adjacent tiles with
 // the same columns; each loads half of the shared B tile and multicasts it to both, which cuts
 // the L2-to-SM traffic per tile by a third for 128x256 tiles.
+// SPLIT_N: the cooperative consumers split the tile's columns, not its rows: each owns all
+// 64 * WG_M rows and BLOCK_N / 2 columns. So a tile may have 192 rows: 192x192 (three 64-row
+// blocks of 96 columns per consumer, 144 accumulators) is 256 tiles at 3072^2, 1.94 waves of
+// 132 SMs where 128x192 is 2.91 and 128x256 2.18 (cuBLAS's kernel there: 192x192).
 template <int BLOCK_N_, int WG_M_, WgmmaType TA_, WgmmaType TB_, bool A_MN_MAJOR_, bool B_MN_MAJOR_, bool PINGPONG_,
-          int CLUSTER_M_ = 1>
+          int CLUSTER_M_ = 1, bool SPLIT_N_ = false>
 struct Shape {
   static constexpr int BLOCK_N = BLOCK_N_, WG_M = WG_M_, CLUSTER_M = CLUSTER_M_;
+  static constexpr bool SPLIT_N = SPLIT_N_;
   static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && !PINGPONG_), "multicast is implemented for cooperative tiles");
+  static_assert(!SPLIT_N || (!PINGPONG_ && CLUSTER_M == 1), "column-split tiles are cooperative, without clusters");
   static constexpr WgmmaType TA = TA_, TB = TB_;
   static constexpr bool A_MN_MAJOR = A_MN_MAJOR_, B_MN_MAJOR = B_MN_MAJOR_, PINGPONG = PINGPONG_;
   static constexpr int kThreads = 128 * (1 + sm90::kConsumers);
   static constexpr int kTileConsumers = PINGPONG ? 1 : sm90::kConsumers;  // consumers sharing a tile
-  static constexpr int BLOCK_M = 64 * WG_M * kTileConsumers;
+  static constexpr int BLOCK_M = 64 * WG_M * (SPLIT_N ? 1 : kTileConsumers);
+  static constexpr int CONSUMER_N = SPLIT_N ? BLOCK_N / 2 : BLOCK_N;  // tile columns per consumer
   static constexpr bool kSixteenBit = TA == WgmmaType::f16 || TA == WgmmaType::bf16;
   static constexpr int kElemBytes = kSixteenBit ? 2 : 1;
   static constexpr int BLOCK_K = 128 / kElemBytes;
@@ -69,8 +77,11 @@ struct Shape {
   static_assert(!(A_MN_MAJOR || B_MN_MAJOR) || kSixteenBit, "fp8 wgmma operands must be K-major");
   // An MN-major B tile is loaded as BLOCK_N / 64 boxes of 64 columns; narrow tiles (16 or 32
   // columns, for skinny problems) take K-major B only.
-  static_assert(BLOCK_N % 64 == 0 || !B_MN_MAJOR, "narrow tiles need a K-major B");
-  static_assert(WG_M * BLOCK_N / 2 <= 128, "accumulators beyond the consumer register budget");
+  static_assert(CONSUMER_N % 64 == 0 || !B_MN_MAJOR, "narrow (or column-split 96-column) tiles need a K-major B");
+  static_assert(WG_M * CONSUMER_N / 2 <= 144, "accumulators beyond the consumer register budget");
+  // Registers per thread after setmaxnreg (128 x producer + 256 x consumer <= 64K): the 144
+  // accumulators of 192x192 take 8 more per consumer thread from the producer warpgroup.
+  static constexpr int kProducerRegisters = SPLIT_N ? 24 : 40, kConsumerRegisters = SPLIT_N ? 240 : 232;
   __host__ __device__ static size_t shared_bytes(int stages) { return sm90::shared_bytes(BLOCK_M, BLOCK_N, stages); }
 };
 
@@ -174,9 +185,9 @@ __device__ __forceinline__ unsigned load_acquire_gpu(const int* p) {
 // counter for the next launch and returns true: it runs the epilogue. No slice ever waits.
 // Two slices are the common case (M = 128 problems) and take a shorter path, below.
 template <class S>
-__device__ __forceinline__ bool reduce_slices(float (&acc)[S::WG_M][S::BLOCK_N / 2], const KernelArgs& p, long long part,
+__device__ __forceinline__ bool reduce_slices(float (&acc)[S::WG_M][S::CONSUMER_N / 2], const KernelArgs& p, long long part,
                                               int k_slice, int consumer, int thread) {
-  constexpr int kRegs = S::WG_M * (S::BLOCK_N / 2), kPartFloats = kRegs * 128;
+  constexpr int kRegs = S::WG_M * (S::CONSUMER_N / 2), kPartFloats = kRegs * 128;
   float* slices = p.partials + part * p.split_k * kPartFloats;
   float* mine = slices + (long long)k_slice * kPartFloats;
   if (p.split_k == 2) {
@@ -192,7 +203,7 @@ __device__ __forceinline__ bool reduce_slices(float (&acc)[S::WG_M][S::BLOCK_N /
 #pragma unroll
       for (int r = 0; r < S::WG_M; ++r)
 #pragma unroll
-        for (int i = 0; i < S::BLOCK_N / 2; ++i) __stcg(mine + (r * (S::BLOCK_N / 2) + i) * 128 + thread, acc[r][i]);
+        for (int i = 0; i < S::CONSUMER_N / 2; ++i) __stcg(mine + (r * (S::CONSUMER_N / 2) + i) * 128 + thread, acc[r][i]);
       consumer_barrier(consumer);
       if (thread == 0) {
         asm volatile("fence.acq_rel.gpu;" ::: "memory");
@@ -210,13 +221,13 @@ __device__ __forceinline__ bool reduce_slices(float (&acc)[S::WG_M][S::BLOCK_N /
 #pragma unroll
     for (int r = 0; r < S::WG_M; ++r)
 #pragma unroll
-      for (int i = 0; i < S::BLOCK_N / 2; ++i) acc[r][i] += __ldcg(other + (r * (S::BLOCK_N / 2) + i) * 128);
+      for (int i = 0; i < S::CONSUMER_N / 2; ++i) acc[r][i] += __ldcg(other + (r * (S::CONSUMER_N / 2) + i) * 128);
     return true;
   }
 #pragma unroll
   for (int r = 0; r < S::WG_M; ++r)
 #pragma unroll
-    for (int i = 0; i < S::BLOCK_N / 2; ++i) __stcg(mine + (r * (S::BLOCK_N / 2) + i) * 128 + thread, acc[r][i]);
+    for (int i = 0; i < S::CONSUMER_N / 2; ++i) __stcg(mine + (r * (S::CONSUMER_N / 2) + i) * 128 + thread, acc[r][i]);
   // One release and one acquire per consumer, not a fence per thread (ncu: the per-thread
   // __threadfence, MEMBAR.SC.GPU, held 11% of the stall samples of a -k4 decode shape). The
   // barrier orders every thread's partial stores before thread 0's fence, which is cumulative
@@ -234,13 +245,13 @@ __device__ __forceinline__ bool reduce_slices(float (&acc)[S::WG_M][S::BLOCK_N /
 #pragma unroll
   for (int r = 0; r < S::WG_M; ++r)
 #pragma unroll
-    for (int i = 0; i < S::BLOCK_N / 2; ++i) acc[r][i] = 0.0f;
+    for (int i = 0; i < S::CONSUMER_N / 2; ++i) acc[r][i] = 0.0f;
   for (int slice = 0; slice < p.split_k; ++slice) {
     const float* from = slices + (long long)slice * kPartFloats + thread;
 #pragma unroll
     for (int r = 0; r < S::WG_M; ++r)
 #pragma unroll
-      for (int i = 0; i < S::BLOCK_N / 2; ++i) acc[r][i] += __ldcg(from + (r * (S::BLOCK_N / 2) + i) * 128);
+      for (int i = 0; i < S::CONSUMER_N / 2; ++i) acc[r][i] += __ldcg(from + (r * (S::CONSUMER_N / 2) + i) * 128);
   }
   return true;
 }
@@ -300,7 +311,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 
   if (warpgroup == 0) {
     // ---- producer --------------------------------------------------------------------------
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(S::kProducerRegisters));
     if (threadIdx.x == 0) {
       int stage = 0;
       unsigned phase = 0;
@@ -345,10 +356,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     }
   } else {
     // ---- consumers: mainloop + epilogue -----------------------------------------------------
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(S::kConsumerRegisters));
     const int consumer = warpgroup - 1;
     const int t = int(threadIdx.x) % 128, lane = t % 32;
-    float acc[S::WG_M][S::BLOCK_N / 2];
+    float acc[S::WG_M][S::CONSUMER_N / 2];
     // A consumed stage is released in every program that multicast into it.
     auto release = [&](uint64_t* bar) {
       mbar_arrive(bar);
@@ -361,7 +372,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     // held tile would stay live through the general epilogue and push the consumers past
     // their register budget (ptxas spilled 160-550 bytes). Not for the 256x128 tiles (two
     // 64-row blocks per consumer): holding raised their spills from 4 / 8 to 12 / 28 bytes.
-    constexpr bool kDeferrable = !S::PINGPONG && S::WG_M == 1 && S::BLOCK_N % 64 == 0;
+    constexpr bool kDeferrable = !S::PINGPONG && S::WG_M == 1 && S::CONSUMER_N % 64 == 0;
     auto consume = [&](auto defer_tag) {
       constexpr bool kDefer = kDeferrable && decltype(defer_tag)::value;
       // The producer fills the ring with every work item's K-tiles in order: ring_pos counts the
@@ -369,7 +380,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       int j = 0;
       long long ring_pos = 0;
       unsigned turn_phase = 0, chunk_sequence = 0;
-      DeferredTile<S::WG_M, S::BLOCK_N> deferred;
+      std::conditional_t<kDefer, DeferredTile<S::WG_M, S::CONSUMER_N>, NoDeferredTile> deferred;
       auto send_deferred_chunk = [&] {
         if constexpr (kDefer) deferred.step(p.m, p.n, chunks, consumer, t);
       };
@@ -390,7 +401,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 #pragma unroll
         for (int r = 0; r < S::WG_M; ++r)
 #pragma unroll
-          for (int i = 0; i < S::BLOCK_N / 2; ++i) acc[r][i] = 0.0f;
+          for (int i = 0; i < S::CONSUMER_N / 2; ++i) acc[r][i] = 0.0f;
 
         int previous = -1;
         for (int kt = 0; kt < item_k_tiles; ++kt) {
@@ -402,15 +413,20 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < S::kKSteps; ++kk) {
-            const uint64_t desc_b = S::B_MN_MAJOR ? smem_desc(b_tile + kk * 16 * 128, S::BLOCK_K * 128, 1024)
-                                                  : smem_desc(b_tile + kk * 32, 16, 1024);
+            // This consumer's columns of the B tile: all of them, or (SPLIT_N) its half, which
+            // starts on a 1024-byte swizzle period (K-major: 96 rows of 128 bytes) or on a
+            // 64-column box (MN-major).
+            constexpr int kConsumerBRows = S::B_MN_MAJOR ? S::CONSUMER_N / 64 * S::BLOCK_K : S::CONSUMER_N;
+            const uint32_t b_cols = b_tile + (S::SPLIT_N ? consumer * kConsumerBRows * 128 : 0);
+            const uint64_t desc_b = S::B_MN_MAJOR ? smem_desc(b_cols + kk * 16 * 128, S::BLOCK_K * 128, 1024)
+                                                  : smem_desc(b_cols + kk * 32, 16, 1024);
 #pragma unroll
             for (int r = 0; r < S::WG_M; ++r) {
-              const int block64 = (S::PINGPONG ? 0 : consumer * S::WG_M) + r;  // which 64-row block of the tile
+              const int block64 = (S::PINGPONG || S::SPLIT_N ? 0 : consumer * S::WG_M) + r;  // which 64-row block of the tile
               const uint64_t desc_a = S::A_MN_MAJOR
                                           ? smem_desc(a_tile + block64 * S::BLOCK_K * 128 + kk * 16 * 128, S::BLOCK_K * 128, 1024)
                                           : smem_desc(a_tile + block64 * 64 * 128 + kk * 32, 16, 1024);
-              wgmma<S::BLOCK_N, S::TA, S::TB, S::A_MN_MAJOR ? 1 : 0, S::B_MN_MAJOR ? 1 : 0>(acc[r], desc_a, desc_b);
+              wgmma<S::CONSUMER_N, S::TA, S::TB, S::A_MN_MAJOR ? 1 : 0, S::B_MN_MAJOR ? 1 : 0>(acc[r], desc_a, desc_b);
             }
           }
           wgmma_commit();
@@ -441,8 +457,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           if (!reduce_slices<S>(acc, p, tile * S::kTileConsumers + (S::PINGPONG ? 0 : consumer), item.k_slice, consumer, t))
             continue;  // another slice of this tile finishes it
         }
-        const int m0 = pid_m * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
-        const int row0 = m0 + (S::PINGPONG ? 0 : consumer * S::WG_M) * 64;
+        const int row0 = pid_m * S::BLOCK_M + (S::PINGPONG || S::SPLIT_N ? 0 : consumer * S::WG_M) * 64;
+        const int n0 = item.pid_n * S::BLOCK_N + (S::SPLIT_N ? consumer * S::CONSUMER_N : 0);  // this consumer's columns
         if constexpr (kDefer) {
           uint16_t* d = d_batch_base(p.ep, item.batch);
           if (p.ep.d.dtype == OG_DTYPE_BF16)
@@ -451,7 +467,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
             deferred.template hold<false>(acc, p.ep.alpha, d, p.ep.d.sr, row0, n0, chunks, consumer, t);
           continue;
         }
-        store_tile<S::WG_M, S::BLOCK_N>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t, chunk_sequence);
+        store_tile<S::WG_M, S::CONSUMER_N>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t, chunk_sequence);
       }
       while (kDefer && deferred.pending()) send_deferred_chunk();
     };

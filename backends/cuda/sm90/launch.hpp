@@ -14,8 +14,9 @@ struct KernelArgs;  // gemm_tma_wgmma.cuh
 struct Launch {
   CUtensorMap map_a, map_b;
   int m, n, k, batch, group_m, stages;
-  int block_n, wg_m;            // tile: (128 * wg_m) x block_n, or (64 * wg_m) x block_n in ping-pong
+  int block_n, wg_m;            // tile: (128 * wg_m) x block_n, or (64 * wg_m) x block_n in ping-pong or split_n
   bool pingpong;                // each consumer warpgroup owns whole tiles
+  bool split_n;                 // the two consumers split the tile's columns (each owns all 64 * wg_m rows)
   int cluster_m;                // 2: clusters of two programs share (multicast) the B tile
   bool a_mn_major, b_mn_major;  // operand layout in global (and shared) memory
   int split_k;                  // K slices per tile (1: none)
@@ -34,10 +35,12 @@ cudaError_t launch_f16(const Launch& l);
 cudaError_t launch_bf16(const Launch& l);
 cudaError_t launch_fp8(const Launch& l, bool a_e5m2, bool b_e5m2);
 
-// The shapes instantiated: (block_n, wg_m, ping-pong, cluster_m). The narrow ones (32, 16)
-// serve skinny problems through the swapped (-x4) configs and take a K-major B only.
-constexpr int kShapes[][4] = {{256, 1, 0, 1}, {192, 1, 0, 1}, {128, 1, 0, 1}, {128, 2, 0, 1}, {64, 1, 0, 1},
-                              {32, 1, 0, 1},  {16, 1, 0, 1},  {256, 1, 1, 1}, {128, 2, 1, 1}, {256, 1, 0, 2}};
+// The shapes instantiated: (block_n, wg_m, ping-pong, cluster_m, split_n). The narrow ones (32,
+// 16) serve skinny problems through the swapped (-x4) configs; they and the column-split 192x192
+// (96 columns per consumer) take a K-major B only.
+constexpr int kShapes[][5] = {{256, 1, 0, 1, 0}, {192, 1, 0, 1, 0}, {128, 1, 0, 1, 0}, {128, 2, 0, 1, 0},
+                              {64, 1, 0, 1, 0},  {32, 1, 0, 1, 0},  {16, 1, 0, 1, 0},  {256, 1, 1, 1, 0},
+                              {128, 2, 1, 1, 0}, {256, 1, 0, 2, 0}, {192, 3, 0, 1, 1}};
 
 // Shared memory, 1024-byte aligned (the 128-byte swizzle's period): a ring of `stages` (A, B)
 // tiles of 128-byte rows; per consumer warpgroup two 64 x 128-byte epilogue chunks (double

@@ -77,6 +77,12 @@ cudaError_t launch_layout(const Launch& l) {
     if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN, false, 2>>(l);
     return cudaErrorInvalidValue;
   }
+  if (l.split_n) {
+    if constexpr (!B_MN) {
+      if (l.block_n == 192 && l.wg_m == 3) return launch_shape<Shape<192, 3, TA, TB, A_MN, B_MN, false, 1, true>>(l);
+    }
+    return cudaErrorInvalidValue;
+  }
   if (l.pingpong) {
     if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN, true>>(l);
     if (l.block_n == 128 && l.wg_m == 2) return launch_shape<Shape<128, 2, TA, TB, A_MN, B_MN, true>>(l);

@@ -194,8 +194,8 @@ __device__ __forceinline__ void pack_chunk(const float (&acc)[WG_M][BLOCK_N / 2]
 }
 
 template <int BLOCK_N>
-constexpr int packed_chunk_cols() {  // tile columns per packed chunk
-  return BLOCK_N < 64 ? BLOCK_N : 64;
+constexpr int packed_chunk_cols() {  // tile columns per packed chunk (96-column consumers: 32)
+  return BLOCK_N % 64 == 0 ? 64 : BLOCK_N < 64 ? BLOCK_N : 32;
 }
 
 // stmatrix of one chunk of packed outputs (`regs`: its COLS / 4 registers per thread) into the
@@ -303,6 +303,11 @@ struct DeferredTile {
     }
     copy_packed_chunk<false, BLOCK_N, true>(s, d, ld, m, n, row0, col0, chunks + (s & 1) * kChunkBytes, thread);
   }
+};
+
+// The consumer loop's stand-in where nothing is deferred.
+struct NoDeferredTile {
+  __device__ __forceinline__ bool pending() const { return false; }
 };
 
 // The plain GEMM's 16-bit outputs (alpha * AB: no C, bias or activation) to a D whose rows

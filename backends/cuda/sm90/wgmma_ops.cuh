@@ -51,6 +51,21 @@ namespace omnigemm::detail::sm90 {
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])                                                                   \
                : "l"(desc_a), "l"(desc_b))
 
+#define OG_WGMMA_K16_N96(TYPES)                                                          \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                              \
+               "wgmma.mma_async.sync.aligned.m64n96k16.f32." TYPES " "                     \
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "                                                      \
+               "%48, %49, p, 1, 1, %50, %51;\n}\n"                                       \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])                                                                   \
+               : "l"(desc_a), "l"(desc_b), "n"(TRANS_A), "n"(TRANS_B))
+#define OG_WGMMA_K32_N96(TYPES)                                                          \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                              \
+               "wgmma.mma_async.sync.aligned.m64n96k32.f32." TYPES " "                     \
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "                                                      \
+               "%48, %49, p, 1, 1;\n}\n"                                                     \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])                                                                   \
+               : "l"(desc_a), "l"(desc_b))
+
 #define OG_WGMMA_K16_N128(TYPES)                                                          \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                              \
                "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPES " "                     \
@@ -112,6 +127,9 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   else if constexpr (N == 64 && TA == WgmmaType::f16 && TB == WgmmaType::f16) {
     OG_WGMMA_K16_N64("f16.f16");
   }
+  else if constexpr (N == 96 && TA == WgmmaType::f16 && TB == WgmmaType::f16) {
+    OG_WGMMA_K16_N96("f16.f16");
+  }
   else if constexpr (N == 128 && TA == WgmmaType::f16 && TB == WgmmaType::f16) {
     OG_WGMMA_K16_N128("f16.f16");
   }
@@ -129,6 +147,9 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   }
   else if constexpr (N == 64 && TA == WgmmaType::bf16 && TB == WgmmaType::bf16) {
     OG_WGMMA_K16_N64("bf16.bf16");
+  }
+  else if constexpr (N == 96 && TA == WgmmaType::bf16 && TB == WgmmaType::bf16) {
+    OG_WGMMA_K16_N96("bf16.bf16");
   }
   else if constexpr (N == 128 && TA == WgmmaType::bf16 && TB == WgmmaType::bf16) {
     OG_WGMMA_K16_N128("bf16.bf16");
@@ -148,6 +169,9 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   else if constexpr (N == 64 && TA == WgmmaType::e4m3 && TB == WgmmaType::e4m3) {
     OG_WGMMA_K32_N64("e4m3.e4m3");
   }
+  else if constexpr (N == 96 && TA == WgmmaType::e4m3 && TB == WgmmaType::e4m3) {
+    OG_WGMMA_K32_N96("e4m3.e4m3");
+  }
   else if constexpr (N == 128 && TA == WgmmaType::e4m3 && TB == WgmmaType::e4m3) {
     OG_WGMMA_K32_N128("e4m3.e4m3");
   }
@@ -165,6 +189,9 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   }
   else if constexpr (N == 64 && TA == WgmmaType::e4m3 && TB == WgmmaType::e5m2) {
     OG_WGMMA_K32_N64("e4m3.e5m2");
+  }
+  else if constexpr (N == 96 && TA == WgmmaType::e4m3 && TB == WgmmaType::e5m2) {
+    OG_WGMMA_K32_N96("e4m3.e5m2");
   }
   else if constexpr (N == 128 && TA == WgmmaType::e4m3 && TB == WgmmaType::e5m2) {
     OG_WGMMA_K32_N128("e4m3.e5m2");
@@ -184,6 +211,9 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   else if constexpr (N == 64 && TA == WgmmaType::e5m2 && TB == WgmmaType::e4m3) {
     OG_WGMMA_K32_N64("e5m2.e4m3");
   }
+  else if constexpr (N == 96 && TA == WgmmaType::e5m2 && TB == WgmmaType::e4m3) {
+    OG_WGMMA_K32_N96("e5m2.e4m3");
+  }
   else if constexpr (N == 128 && TA == WgmmaType::e5m2 && TB == WgmmaType::e4m3) {
     OG_WGMMA_K32_N128("e5m2.e4m3");
   }
@@ -201,6 +231,9 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
   }
   else if constexpr (N == 64 && TA == WgmmaType::e5m2 && TB == WgmmaType::e5m2) {
     OG_WGMMA_K32_N64("e5m2.e5m2");
+  }
+  else if constexpr (N == 96 && TA == WgmmaType::e5m2 && TB == WgmmaType::e5m2) {
+    OG_WGMMA_K32_N96("e5m2.e5m2");
   }
   else if constexpr (N == 128 && TA == WgmmaType::e5m2 && TB == WgmmaType::e5m2) {
     OG_WGMMA_K32_N128("e5m2.e5m2");
@@ -220,6 +253,8 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64
 #undef OG_WGMMA_K32_N32
 #undef OG_WGMMA_K16_N64
 #undef OG_WGMMA_K32_N64
+#undef OG_WGMMA_K16_N96
+#undef OG_WGMMA_K32_N96
 #undef OG_WGMMA_K16_N128
 #undef OG_WGMMA_K32_N128
 #undef OG_WGMMA_K16_N192
