@@ -132,7 +132,7 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
 }
 
 TEST_CASE("cuda: narrow and 192x192 Hopper tiles are offered only where they pay") {
-  auto ctx = hopper_context("narrow tile offers");
+  auto ctx = hopper_context("narrow and 192x192 tile offers");
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
   // f16, A row-major (M x K), B row-major (K x N), D row-major; candidates() only plans.
