@@ -247,6 +247,7 @@ class CudaBackend final : public Backend {
     };
     return wave_area(192, 192) < wave_area(128, 256);
   }
+  // Persistent programs of a Hopper launch: one per SM.
   int programs() const { return std::max(1, info_.limits.compute_units); }
   // Programmatic dependent launch of the Hopper kernel, on unless OMNIGEMM_CUDA_PDL=0 (for
   // measuring what it buys, or to rule it out when debugging a stream).
@@ -413,7 +414,7 @@ class CudaBackend final : public Backend {
     const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
     if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
     l->split_k = c.split_k;
-    l->grid = int(std::min<long long>(tiles * c.split_k, info_.limits.compute_units));
+    l->grid = int(std::min<long long>(tiles * c.split_k, programs()));
     l->dependent_launch = dependent_launch_enabled();
     l->defer_epilogue = deferred_epilogue_enabled();
     const int block_k = 128 / eb;

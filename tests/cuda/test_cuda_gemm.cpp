@@ -331,7 +331,8 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
   // 2 x 9 x 9 = 162 of 256x128, for at most 132 programs): the 128x256 tiles hold each finished
   // tile and send it through the staging buffers during the next tile's K-tiles (the deferred
   // epilogue), the 256x128 tiles store it at once.
-  // 192x192 (the consumers split the columns, K-major B only): 2 x 11 x 6 = 132 tiles.
+  // 192x192 (the consumers split the columns, K-major B only): 2 x 11 x 6 = 132 tiles, one per
+  // program (the forced-config test's 2050x2100 case gives it two or more).
   for (const char* config : {"128x256x64-g8-s4-w12-x1", "256x128x64-g8-s4-w12-x1", "128x256x64-g8-s4-w12-x3",
                              "192x192x64-g8-s4-w12-x1"}) {
     Case c{2100, 1100, 200, 2};
