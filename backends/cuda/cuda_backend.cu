@@ -130,7 +130,7 @@ class CudaBackend final : public Backend {
       if (!plan_sm90(p, cfg, &l, &why))
         return error(StatusCode::unsupported, "cuda: config " + cfg.to_string() + " (Hopper TMA/wgmma kernel) cannot run this problem: " + why);
       l.stream = s;
-      if (l.split_k > 1) {
+      if (l.split_k > 1 && !l.split_pairs) {
         Status ws = split_workspace(p, cfg, s, l);
         if (!ws) return ws;
       }
@@ -261,6 +261,13 @@ class CudaBackend final : public Backend {
     static const bool enabled = env_switch_on("OMNIGEMM_CUDA_DEFER_EPILOGUE");
     return enabled;
   }
+  // Split-K in two slices as pairs of programs in clusters that add their partials through
+  // distributed shared memory (gemm_tma_wgmma.cuh, PairExchange), on unless
+  // OMNIGEMM_CUDA_SPLIT_PAIRS=0 (then the slices meet through global memory, as split_k > 2).
+  static bool split_pairs_enabled() {
+    static const bool enabled = env_switch_on("OMNIGEMM_CUDA_SPLIT_PAIRS");
+    return enabled;
+  }
   // A switch that is on unless the variable is "0".
   static bool env_switch_on(const char* variable) {
     const char* v = std::getenv(variable);
@@ -363,10 +370,13 @@ class CudaBackend final : public Backend {
     const int cluster_m = c.extra == kFamilySm90Multicast ? 2 : 1;
     int wg_m = 0;
     bool split_n = false;  // the consumers split the columns: block_m = 64 * wg_m
+    bool pairs_shape = false;  // an instantiation for split_k = 2 in pairs (kShapes' split_pairs)
     for (const auto& shape : sm90::kShapes)
       if (c.block_n == shape[0] && bool(shape[2]) == pingpong && shape[3] == cluster_m &&
-          c.block_m == (pingpong || shape[4] ? 64 : 128) * shape[1])
-        wg_m = shape[1], split_n = shape[4] != 0;
+          c.block_m == (pingpong || shape[4] ? 64 : 128) * shape[1]) {
+        if (shape[5]) pairs_shape = true;
+        else wg_m = shape[1], split_n = shape[4] != 0;
+      }
     if (!wg_m)
       return fail(pingpong         ? "ping-pong tiles must be 64x256 or 128x128"
                   : cluster_m > 1 ? "multicast tiles must be 128x256"
@@ -380,7 +390,8 @@ class CudaBackend final : public Backend {
       return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
     if (p.k < 1) return fail("K must be at least 1 (a TMA box needs a non-empty K extent)");
     if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
-    if (c.split_k > 1) {
+    const bool split_pairs = c.split_k == 2 && pairs_shape && split_pairs_enabled();
+    if (c.split_k > 1 && !split_pairs) {  // the workspace of slices that meet through global memory
       const SplitSizes sizes = split_sizes(p, c);
       if (sizes.floats > kMaxPartialFloats)
         return fail("the split-K workspace would exceed " + std::to_string(kMaxPartialFloats * 4 >> 20) +
@@ -414,6 +425,7 @@ class CudaBackend final : public Backend {
     const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
     if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
     l->split_k = c.split_k;
+    l->split_pairs = split_pairs;
     l->grid = int(std::min<long long>(tiles * c.split_k, programs()));
     l->dependent_launch = dependent_launch_enabled();
     l->defer_epilogue = deferred_epilogue_enabled();

@@ -50,6 +50,8 @@ done
 expect "$work/sm90a_f16.ptx" ".f32.f16.f16" "sm_90a f16 x f16 -> f32 wgmma"
 expect "$work/sm90a_f16.ptx" "stmatrix.sync.aligned.m8n8.x4.shared.b16" "sm_90a packed epilogue (stmatrix)"
 expect "$work/sm90a_f16.ptx" "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16" "sm_90a narrow (16-column) decode tiles"
+expect "$work/sm90a_f16.ptx" "st.shared::cluster.v4.f32" "sm_90a split-K pairs (partials into the peer's shared memory)"
+expect "$work/sm90a_f16.ptx" "mbarrier.arrive.release.cluster.shared::cluster" "sm_90a split-K pairs (cluster-scope hand-over)"
 expect "$work/sm90a_fp8.ptx" "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3" "sm_90a fp8 narrow decode tiles"
 # The 128-accumulator consumers (128x256 and 256x128 tiles) once spilled up to 212 bytes, and the
 # epilogue then read its arguments from local memory: every sm_90a kernel must stay within 16

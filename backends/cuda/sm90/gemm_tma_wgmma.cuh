@@ -55,11 +55,13 @@ struct KernelArgs {
 // 64 * WG_M rows and BLOCK_N / 2 columns. So a tile may have 192 rows: 192x192 (three 64-row
 // blocks of 96 columns per consumer, 144 accumulators) is 256 tiles at 3072^2, 1.94 waves of
 // 132 SMs where 128x192 is 2.91 and 128x256 2.18 (cuBLAS's kernel there: 192x192).
+// SPLIT_PAIRS: split-K in two slices whose programs form a cluster and add their partials
+// through distributed shared memory (PairExchange), not through global memory (reduce_slices).
 template <int BLOCK_N_, int WG_M_, WgmmaType TA_, WgmmaType TB_, bool A_MN_MAJOR_, bool B_MN_MAJOR_, bool PINGPONG_,
-          int CLUSTER_M_ = 1, bool SPLIT_N_ = false>
+          int CLUSTER_M_ = 1, bool SPLIT_N_ = false, bool SPLIT_PAIRS_ = false>
 struct Shape {
   static constexpr int BLOCK_N = BLOCK_N_, WG_M = WG_M_, CLUSTER_M = CLUSTER_M_;
-  static constexpr bool SPLIT_N = SPLIT_N_;
+  static constexpr bool SPLIT_N = SPLIT_N_, SPLIT_PAIRS = SPLIT_PAIRS_;
   static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && !PINGPONG_), "multicast is implemented for cooperative tiles");
   static_assert(!SPLIT_N || (!PINGPONG_ && CLUSTER_M == 1), "column-split tiles are cooperative, without clusters");
   static constexpr WgmmaType TA = TA_, TB = TB_;
@@ -78,7 +80,9 @@ struct Shape {
   // An MN-major B tile is loaded as BLOCK_N / 64 boxes of 64 columns; narrow tiles (16 or 32
   // columns, for skinny problems) take K-major B only.
   static_assert(CONSUMER_N % 64 == 0 || !B_MN_MAJOR, "narrow (or column-split 96-column) tiles need a K-major B");
-  static_assert(WG_M * CONSUMER_N / 2 <= 144, "accumulators beyond the consumer register budget");
+  static constexpr int kAccRegs = WG_M * CONSUMER_N / 2;  // accumulators per consumer thread
+  static_assert(kAccRegs <= 144, "accumulators beyond the consumer register budget");
+  static_assert(!SPLIT_PAIRS || (!PINGPONG && CLUSTER_M == 1), "split-K pairs are cooperative clusters of their own");
   // Registers per thread after setmaxnreg (128 x producer + 256 x consumer <= 64K): the 144
   // accumulators of 192x192 take 8 more per consumer thread from the producer warpgroup.
   static constexpr int kProducerRegisters = SPLIT_N ? 24 : 40, kConsumerRegisters = SPLIT_N ? 240 : 232;
@@ -152,6 +156,32 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, unsigned rank
       "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}" ::"r"(smem_addr(bar)),
       "r"(rank)
       : "memory");
+}
+
+// Distributed shared memory for the split-K pairs: the address of the same shared-memory
+// location in cluster program `rank`, 16-byte stores to it, and cluster-scope barrier
+// operations (a release by every thread orders its own stores, or its reads of the buffer
+// being handed back, before the waiter's acquire).
+__device__ __forceinline__ uint32_t map_to_rank(uint32_t addr, unsigned rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
+  return remote;
+}
+__device__ __forceinline__ void st_cluster_f32x4(uint32_t addr, float x, float y, float z, float w) {
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_release_cluster(uint32_t cluster_addr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr) : "memory");
+}
+__device__ __forceinline__ void mbar_wait_acquire_cluster(uint64_t* bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -257,6 +287,51 @@ __device__ __forceinline__ bool reduce_slices(float (&acc)[S::WG_M][S::CONSUMER_
 }
 #endif
 
+#ifdef OG_SM90A_DEVICE
+// Split-K in pairs (Shape::SPLIT_PAIRS, split_k = 2): the two programs of a cluster run the two
+// K slices of the same tile (slice = cluster rank), and consumer c of program c finishes the
+// rows of consumer c. The other program's consumer c stores its accumulators into the
+// receiver's two staging chunks through distributed shared memory (register order: float4 g
+// of thread t at (g * 128 + t) * 16) and arrives on the receiver's `full`; the receiver adds
+// them to its own and, after its epilogue (which reuses the chunks), hands the chunks back on
+// the sender's `empty`. Against split-K through global memory this saves the partials' round
+// trip through L2, a GPU-scope fence and a counter; the sum does not depend on which slice
+// finishes first.
+template <class S>
+struct PairExchange {
+  static_assert(!S::SPLIT_PAIRS || (S::kAccRegs % 4 == 0 && S::kAccRegs * 128 * 4 <= 2 * kChunkBytes),
+                "one partial fills at most both chunks");
+  uint64_t* full;   // this consumer's barriers: full takes the peer's partial,
+  uint64_t* empty;  // empty the peer's hand-back
+  unsigned exchanges = 0;  // tiles this consumer has sent or received
+
+  __device__ __forceinline__ void send(const float (&acc)[S::WG_M][S::CONSUMER_N / 2], uint32_t chunks, unsigned peer,
+                                       int thread) {
+    const float* a = &acc[0][0];
+    const uint32_t peer_chunks = map_to_rank(chunks, peer);
+    mbar_wait_acquire_cluster(empty, (exchanges++ & 1u) ^ 1u);  // a fresh barrier counts as handed back
+#pragma unroll
+    for (int q = 0; q < S::kAccRegs; q += 4)
+      st_cluster_f32x4(peer_chunks + (q / 4 * 128 + thread) * 16, a[q], a[q + 1], a[q + 2], a[q + 3]);
+    mbar_arrive_release_cluster(map_to_rank(smem_addr(full), peer));
+  }
+  __device__ __forceinline__ void receive(float (&acc)[S::WG_M][S::CONSUMER_N / 2], uint32_t chunks, int consumer,
+                                          int thread) {
+    float* a = &acc[0][0];
+    mbar_wait_acquire_cluster(full, exchanges++ & 1u);
+#pragma unroll
+    for (int q = 0; q < S::kAccRegs; q += 4) {
+      const uint4 v = ld_shared_u32x4(chunks + (q / 4 * 128 + thread) * 16);
+      a[q] += __uint_as_float(v.x), a[q + 1] += __uint_as_float(v.y);
+      a[q + 2] += __uint_as_float(v.z), a[q + 3] += __uint_as_float(v.w);
+    }
+    consumer_barrier(consumer);  // every thread has its partial before the epilogue reuses the chunks
+  }
+  // After the receiver's epilogue: the chunks may take the next tile's partial.
+  __device__ __forceinline__ void hand_back(unsigned peer) { mbar_arrive_release_cluster(map_to_rank(smem_addr(empty), peer)); }
+};
+#endif
+
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, 1)
     gemm_tma_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
@@ -277,13 +352,24 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   // its previous work item, so consumer c's waits on the ring are never more than one phase
   // ahead of the barrier (parity waits cannot tell phase n from phase n + 2).
   uint64_t* turn = empty + p.stages;
+  uint64_t* exchange_full = turn + 2;  // split-K pairs, one full and one empty per consumer
+  uint64_t* exchange_empty = exchange_full + sm90::kConsumers;
   const int warpgroup = int(threadIdx.x) / 128;
-  // Work items are groups of CLUSTER_M vertically adjacent tiles, one group per cluster.
-  const int rank = S::CLUSTER_M > 1 ? int(cluster_rank()) : 0;
-  const int cluster = int(blockIdx.x) / S::CLUSTER_M, clusters = int(gridDim.x) / S::CLUSTER_M;
+  // Work items are groups of CLUSTER_M vertically adjacent tiles, one group per cluster, or
+  // (split-K pairs) tiles whose two K slices run in the two programs of a cluster.
+  constexpr int kClusterSize = S::CLUSTER_M * (S::SPLIT_PAIRS ? 2 : 1);
+  const int rank = kClusterSize > 1 ? int(cluster_rank()) : 0;
+  const int rank_m = S::CLUSTER_M > 1 ? rank : 0;  // which tile of the group
+  const int cluster = int(blockIdx.x) / kClusterSize, clusters = int(gridDim.x) / kClusterSize;
   const int pid_groups_m = (p.num_pid_m + S::CLUSTER_M - 1) / S::CLUSTER_M;
   const int group_m = S::CLUSTER_M > 1 ? (p.group_m + 1) / 2 : p.group_m;
-  const int total_work = og_work_count(pid_groups_m, p.num_pid_n, p.split_k, p.batch);
+  const int item_split_k = S::SPLIT_PAIRS ? 1 : p.split_k;  // a pair's two slices are one work item
+  const int total_work = og_work_count(pid_groups_m, p.num_pid_n, item_split_k, p.batch);
+  auto work_item = [&](int w) {
+    OgWork item = og_work_item(w, pid_groups_m, p.num_pid_n, group_m, item_split_k);
+    if constexpr (S::SPLIT_PAIRS) item.k_slice = rank;
+    return item;
+  };
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < p.stages; ++s) {
@@ -293,9 +379,14 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     }
     mbar_init(&turn[0], 1);
     mbar_init(&turn[1], 1);
+    if constexpr (S::SPLIT_PAIRS)
+      for (int c = 0; c < sm90::kConsumers; ++c) {
+        mbar_init(&exchange_full[c], 128);  // every thread of the sending or receiving consumer
+        mbar_init(&exchange_empty[c], 128);
+      }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  if constexpr (S::CLUSTER_M > 1) cluster_sync();  // the peer's barriers exist before any multicast
+  if constexpr (kClusterSize > 1) cluster_sync();  // the peer's barriers exist before any multicast or exchange
   else __syncthreads();
   // Programmatic dependent launch (the host sets it up): everything above may overlap the tail
   // of the previous kernel on the stream; no thread touches global memory before that kernel
@@ -316,8 +407,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       int stage = 0;
       unsigned phase = 0;
       for (int w = og_persistent_first(cluster); w < total_work; w = og_persistent_next(w, clusters)) {
-        const OgWork item = og_work_item(w, pid_groups_m, p.num_pid_n, group_m, p.split_k);
-        const int m0 = (item.pid_m * S::CLUSTER_M + rank) * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
+        const OgWork item = work_item(w);
+        const int m0 = (item.pid_m * S::CLUSTER_M + rank_m) * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
         int kt_begin, kt_end;
         og_split_k_range(p.k_tiles, p.split_k, item.k_slice, kt_begin, kt_end);
         for (int kt = kt_begin; kt < kt_end; ++kt) {
@@ -372,7 +463,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     // held tile would stay live through the general epilogue and push the consumers past
     // their register budget (ptxas spilled 160-550 bytes). Not for the 256x128 tiles (two
     // 64-row blocks per consumer): holding raised their spills from 4 / 8 to 12 / 28 bytes.
-    constexpr bool kDeferrable = !S::PINGPONG && S::WG_M == 1 && S::CONSUMER_N % 64 == 0;
+    // Split-K pairs receive partials in the staging chunks, where a deferred tile would wait.
+    constexpr bool kDeferrable = !S::PINGPONG && !S::SPLIT_PAIRS && S::WG_M == 1 && S::CONSUMER_N % 64 == 0;
     auto consume = [&](auto defer_tag) {
       constexpr bool kDefer = kDeferrable && decltype(defer_tag)::value;
       // The producer fills the ring with every work item's K-tiles in order: ring_pos counts the
@@ -381,11 +473,12 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       long long ring_pos = 0;
       unsigned turn_phase = 0, chunk_sequence = 0;
       std::conditional_t<kDefer, DeferredTile<S::WG_M, S::CONSUMER_N>, NoDeferredTile> deferred;
+      PairExchange<S> exchange{&exchange_full[consumer], &exchange_empty[consumer]};
       auto send_deferred_chunk = [&] {
         if constexpr (kDefer) deferred.step(p.m, p.n, chunks, consumer, t);
       };
       for (int w = og_persistent_first(cluster); w < total_work; w = og_persistent_next(w, clusters), ++j) {
-        const OgWork item = og_work_item(w, pid_groups_m, p.num_pid_n, group_m, p.split_k);
+        const OgWork item = work_item(w);
         int kt_begin, kt_end;
         og_split_k_range(p.k_tiles, p.split_k, item.k_slice, kt_begin, kt_end);
         const int item_k_tiles = kt_end - kt_begin;
@@ -451,8 +544,14 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         if (previous >= 0 && lane == 0) release(&empty[previous]);
 
         // A tile of a cluster's group beyond M (odd tile count) computes zeros and stores nothing.
-        const int pid_m = item.pid_m * S::CLUSTER_M + rank;
-        if (p.split_k > 1) {
+        const int pid_m = item.pid_m * S::CLUSTER_M + rank_m;
+        if constexpr (S::SPLIT_PAIRS) {
+          if (consumer != rank) {  // the other program's consumer finishes these rows
+            exchange.send(acc, chunks, unsigned(rank ^ 1), t);
+            continue;
+          }
+          exchange.receive(acc, chunks, consumer, t);
+        } else if (p.split_k > 1) {
           const long long tile = ((long long)item.batch * pid_groups_m * S::CLUSTER_M + pid_m) * p.num_pid_n + item.pid_n;
           if (!reduce_slices<S>(acc, p, tile * S::kTileConsumers + (S::PINGPONG ? 0 : consumer), item.k_slice, consumer, t))
             continue;  // another slice of this tile finishes it
@@ -468,14 +567,16 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           continue;
         }
         store_tile<S::WG_M, S::CONSUMER_N>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t, chunk_sequence);
+        if constexpr (S::SPLIT_PAIRS) exchange.hand_back(unsigned(rank ^ 1));
       }
       while (kDefer && deferred.pending()) send_deferred_chunk();
     };
     if (kDeferrable && p.defer_epilogue && packed_rows_out(p.ep)) consume(std::true_type{});
     else consume(std::false_type{});
   }
-  // No program may leave while its peer can still multicast into it or arrive on its barriers.
-  if constexpr (S::CLUSTER_M > 1) cluster_sync();
+  // No program may leave while its peer can still multicast or store into it or arrive on its
+  // barriers.
+  if constexpr (kClusterSize > 1) cluster_sync();
 #endif
 }
 

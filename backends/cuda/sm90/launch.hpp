@@ -20,6 +20,7 @@ struct Launch {
   int cluster_m;                // 2: clusters of two programs share (multicast) the B tile
   bool a_mn_major, b_mn_major;  // operand layout in global (and shared) memory
   int split_k;                  // K slices per tile (1: none)
+  bool split_pairs;             // split_k 2 as pairs of programs in clusters (a kShapes row with split_pairs)
   float* partials;              // split-K workspace (split_k > 1): partial_floats(...) floats
   int* counters;                // ... and counter_count(...) ints, zero between launches
   int grid;                     // persistent programs
@@ -35,17 +36,21 @@ cudaError_t launch_f16(const Launch& l);
 cudaError_t launch_bf16(const Launch& l);
 cudaError_t launch_fp8(const Launch& l, bool a_e5m2, bool b_e5m2);
 
-// The shapes instantiated: (block_n, wg_m, ping-pong, cluster_m, split_n). The narrow ones (32,
-// 16) serve skinny problems through the swapped (-x4) configs; they and the column-split 192x192
-// (96 columns per consumer) take a K-major B only.
-constexpr int kShapes[][5] = {{256, 1, 0, 1, 0}, {192, 1, 0, 1, 0}, {128, 1, 0, 1, 0}, {128, 2, 0, 1, 0},
-                              {64, 1, 0, 1, 0},  {32, 1, 0, 1, 0},  {16, 1, 0, 1, 0},  {256, 1, 1, 1, 0},
-                              {128, 2, 1, 1, 0}, {256, 1, 0, 2, 0}, {192, 3, 0, 1, 1}};
+// The shapes instantiated: (block_n, wg_m, ping-pong, cluster_m, split_n, split_pairs). The narrow
+// ones (32, 16) serve skinny problems through the swapped (-x4) configs; they and the
+// column-split 192x192 (96 columns per consumer) take a K-major B only. split_pairs: the same
+// tile for split_k = 2 in clusters of two (H100, 128x4096x4096 with the 128x64 tile: f16 18.2
+// against 18.5 us through global memory, fp8 12.0 against 12.4; the narrow -x4 tiles were not
+// faster, 16x4096x4096 16x128 -k2 16.8 against 16.5 us, so they have no such row).
+constexpr int kShapes[][6] = {{256, 1, 0, 1, 0, 0}, {192, 1, 0, 1, 0, 0}, {128, 1, 0, 1, 0, 0}, {128, 2, 0, 1, 0, 0},
+                              {64, 1, 0, 1, 0, 0},  {32, 1, 0, 1, 0, 0},  {16, 1, 0, 1, 0, 0},  {256, 1, 1, 1, 0, 0},
+                              {128, 2, 1, 1, 0, 0}, {256, 1, 0, 2, 0, 0}, {192, 3, 0, 1, 1, 0}, {64, 1, 0, 1, 0, 1}};
 
 // Shared memory, 1024-byte aligned (the 128-byte swizzle's period): a ring of `stages` (A, B)
 // tiles of 128-byte rows; per consumer warpgroup two 64 x 128-byte epilogue chunks (double
-// buffered, tile_epilogue.cuh); then a full and an empty mbarrier per stage and two ping-pong
-// turn mbarriers. Plus 1 KiB of slack to align the dynamic shared memory.
+// buffered, tile_epilogue.cuh); then a full and an empty mbarrier per stage, two ping-pong
+// turn mbarriers and per consumer a full and an empty mbarrier of the split-K pair exchange.
+// Plus 1 KiB of slack to align the dynamic shared memory.
 constexpr int kConsumers = 2;
 constexpr int kChunkBytes = 64 * 128;
 __host__ __device__ constexpr size_t ring_bytes(int block_m, int block_n, int stages) {
@@ -58,7 +63,7 @@ __host__ __device__ constexpr size_t barrier_offset(int block_m, int block_n, in
   return staging_offset(block_m, block_n, stages) + size_t(kConsumers) * 2 * kChunkBytes;
 }
 __host__ __device__ constexpr size_t shared_bytes(int block_m, int block_n, int stages) {
-  return 1024 + barrier_offset(block_m, block_n, stages) + size_t(stages) * 16 + 16;
+  return 1024 + barrier_offset(block_m, block_n, stages) + size_t(stages) * 16 + 16 + size_t(kConsumers) * 16;
 }
 
 // Split-K workspace of a launch: the f32 partial accumulators of every slice of every tile

@@ -23,6 +23,7 @@ cudaError_t launch_shape(const Launch& l) {
   }
   const size_t smem = S::shared_bytes(l.stages);
   if (smem > l.max_shared) return cudaErrorInvalidValue;
+  if (S::SPLIT_PAIRS && l.split_k != 2) return cudaErrorInvalidValue;
   KernelArgs args{};
   args.m = l.m; args.n = l.n; args.k = l.k; args.batch = l.batch;
   args.num_pid_m = (l.m + S::BLOCK_M - 1) / S::BLOCK_M;
@@ -48,25 +49,28 @@ cudaError_t launch_shape(const Launch& l) {
     attributes[config.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attributes[config.numAttrs++].val.programmaticStreamSerializationAllowed = 1;
   }
-  if constexpr (S::CLUSTER_M == 1) {
+  // Clusters of two: multicast tiles (CLUSTER_M) or split-K pairs, never both.
+  constexpr int cluster_size = S::CLUSTER_M * (S::SPLIT_PAIRS ? 2 : 1);
+  if constexpr (cluster_size == 1) {
     config.gridDim = dim3(unsigned(l.grid));
   } else {
     attributes[config.numAttrs].id = cudaLaunchAttributeClusterDimension;
-    attributes[config.numAttrs].val.clusterDim.x = S::CLUSTER_M;
+    attributes[config.numAttrs].val.clusterDim.x = unsigned(cluster_size);
     attributes[config.numAttrs].val.clusterDim.y = attributes[config.numAttrs].val.clusterDim.z = 1;
     ++config.numAttrs;
     // As many clusters as fit at once (an SM count that is odd within a GPC leaves SMs out).
     static std::atomic<int> max_clusters{0};
     if (max_clusters.load(std::memory_order_relaxed) == 0) {
-      config.gridDim = dim3(unsigned(S::CLUSTER_M * 64));
+      config.gridDim = dim3(unsigned(cluster_size * 64));
       int n = 0;
       if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, gemm_tma_wgmma<S>, &config); e != cudaSuccess) return e;
       if (n <= 0) return cudaErrorInvalidConfiguration;
       max_clusters.store(n, std::memory_order_relaxed);
     }
-    const long long groups =
-        (long long)((args.num_pid_m + S::CLUSTER_M - 1) / S::CLUSTER_M) * args.num_pid_n * args.batch * args.split_k;
-    config.gridDim = dim3(unsigned(S::CLUSTER_M * std::min<long long>(groups, max_clusters.load(std::memory_order_relaxed))));
+    // Work items: tile groups (one per cluster at a time); a split-K pair's two slices are one.
+    const long long groups = (long long)((args.num_pid_m + S::CLUSTER_M - 1) / S::CLUSTER_M) * args.num_pid_n * args.batch *
+                             (S::SPLIT_PAIRS ? 1 : args.split_k);
+    config.gridDim = dim3(unsigned(cluster_size * std::min<long long>(groups, max_clusters.load(std::memory_order_relaxed))));
   }
   return cudaLaunchKernelEx(&config, gemm_tma_wgmma<S>, l.map_a, l.map_b, args);
 }
@@ -75,6 +79,10 @@ template <WgmmaType TA, WgmmaType TB, bool A_MN, bool B_MN>
 cudaError_t launch_layout(const Launch& l) {
   if (l.cluster_m == 2) {
     if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN, false, 2>>(l);
+    return cudaErrorInvalidValue;
+  }
+  if (l.split_pairs) {
+    if (l.block_n == 64 && l.wg_m == 1) return launch_shape<Shape<64, 1, TA, TB, A_MN, B_MN, false, 1, false, true>>(l);
     return cudaErrorInvalidValue;
   }
   if (l.split_n) {
