@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "context_internal.hpp"
+#include "tuner.hpp"
 #include "backend_cases.hpp"
 
 using namespace omnigemm;
@@ -131,8 +132,8 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
   CHECK(ran >= 4 * (2 * 4 + 4) * 3);
 }
 
-TEST_CASE("cuda: narrow and 192x192 Hopper tiles are offered only where they pay") {
-  auto ctx = hopper_context("narrow and 192x192 tile offers");
+TEST_CASE("cuda: narrow, tall and 192x192 Hopper tiles are offered only where they pay") {
+  auto ctx = hopper_context("narrow, tall and 192x192 tile offers");
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
   // f16, A row-major (M x K), B row-major (K x N), D row-major; candidates() only plans.
@@ -162,6 +163,14 @@ TEST_CASE("cuda: narrow and 192x192 Hopper tiles are offered only where they pay
   CHECK_FALSE(offered(problem(128, 4096, 4096), "32x128x64-g8-s9-w12-x4"));
   CHECK(offered(problem(128, 4096, 4096), "128x64x64-g8-s8-w12-k2-x1"));
   CHECK_FALSE(offered(problem(512, 512, 512), "16x128x64-g8-s10-w12-x4"));
+  // Tiles of 128 rows are not offered for M <= 64 (half of them or more would be padding);
+  // batched decode then runs 64x128 -x4 in split-K pairs.
+  CHECK_FALSE(offered(problem(64, 4096, 4096), "128x64x64-g8-s8-w12-k2-x1"));
+  CHECK(offered(problem(65, 4096, 4096), "128x64x64-g8-s8-w12-k2-x1"));
+  for (const int64_t m : {48, 64}) {
+    const detail::Problem p = problem(m, 4096, 4096);
+    CHECK(detail::Tuner::heuristic(be, p, be.candidates(p)) == *detail::Config::parse("64x128x64-g8-s8-w12-k2-x4"));
+  }
   // 192x192 only where its waves cover less area than 128x256's (on 132 SMs: 3072^2 yes; 4096^2
   // and 6144^2 no), through -x4 for a row-major B (-x1 needs B K-major).
   if (be.device().limits.compute_units == 132) {
