@@ -62,12 +62,16 @@ Config Tuner::heuristic(const Backend& be, const Problem& p, const std::vector<C
     // round trip through memory, one more epilogue) of about kSplitFixedSteps K-steps of a
     // 128x64x64 tile, whatever the slice length: worth it only for long K. H100 (2026-11-23):
     // 512^3 ran in 6.7 us unsplit and 9.4 us in 4 slices of 2 K-steps; 16x4096x14336 in 66 us
-    // unsplit and 54 us in 2 slices of 112.
+    // unsplit and 54 us in 2 slices of 112. In another tile's K-steps the price scales with the
+    // bytes a step loads, (BM + BN) x BK, not with its FLOPs: the tiles that split are the
+    // skinny ones, whose steps stream operands. Scaled by FLOPs, a 32x128 tile's price was 48
+    // steps and kept 32x4096x4096 unsplit: 17.9 us, against 16.6 in 2 slices and 17.1 in 4
+    // (H100, 2026-11-24).
     constexpr double kSplitFixedSteps = 24;
     const double k_steps = std::max(1.0, std::ceil(double(p.k) / c.block_k));
     const double slice_steps = std::ceil(k_steps / c.split_k);
     const double fixed_steps =
-        c.split_k > 1 ? kSplitFixedSteps * (128.0 * 64 * 64) / (double(c.block_m) * c.block_n * c.block_k) : 0.0;
+        c.split_k > 1 ? kSplitFixedSteps * ((128.0 + 64) * 64) / (double(c.block_m + c.block_n) * c.block_k) : 0.0;
     const double split_efficiency = k_steps / (c.split_k * (slice_steps + fixed_steps));
     const double score = occupancy * useful * split_efficiency * std::log2(1.0 + intensity);
     if (score > best_score) { best_score = score; best = c; }

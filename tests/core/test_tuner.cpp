@@ -289,4 +289,14 @@ TEST_CASE("tuner: the heuristic splits K only where slices fill idle units") {
   // spend more on the fixed cost of a split than the idle units give back: no split.
   HostProblem small(512, 512, 512);
   CHECK(Tuner::heuristic(be, small.p, be.offered) == be.offered[0]);
+  // A skinny tile's K-steps stream operands: the split's price in its steps follows the bytes a
+  // step loads, not its FLOPs. 32 x 4096 x 4096 on 32x128 tiles: 32 tiles for 132 units are
+  // worth splitting (H100: 17.9 us unsplit, 16.6 in 2 slices, 17.1 in 4); 32 x 14336 x 4096
+  // (112 tiles) is not (44.1 us unsplit, 46.9 in 2 slices).
+  be.offered = {*Config::parse("32x128x64-g8-s9-w12"), *Config::parse("32x128x64-g8-s9-w12-k2"),
+                *Config::parse("32x128x64-g8-s9-w12-k4")};
+  HostProblem narrow(32, 4096, 4096);
+  CHECK(Tuner::heuristic(be, narrow.p, be.offered).split_k > 1);
+  HostProblem wide(32, 14336, 4096);
+  CHECK(Tuner::heuristic(be, wide.p, be.offered) == be.offered[0]);
 }
