@@ -467,11 +467,12 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     constexpr bool kDeferrable = !S::PINGPONG && !S::SPLIT_PAIRS && S::WG_M == 1 && S::CONSUMER_N % 64 == 0;
     auto consume = [&](auto defer_tag) {
       constexpr bool kDefer = kDeferrable && decltype(defer_tag)::value;
-      // The producer fills the ring with every work item's K-tiles in order: ring_pos counts the
-      // K-tiles of this program's earlier items (the other consumer's too, in ping-pong).
-      int j = 0;
-      long long ring_pos = 0;
-      unsigned turn_phase = 0, chunk_sequence = 0;
+      // The producer fills the ring with every work item's K-tiles in order: (stage, phase) is
+      // where this consumer's next K-tile lies. It carries over from item to item; in ping-pong
+      // it also skips the other consumer's items. (Recomputing it per item from a 64-bit count
+      // took two 64-bit divisions in the tile transition.)
+      int j = 0, stage = 0;
+      unsigned phase = 0, turn_phase = 0, chunk_sequence = 0;
       std::conditional_t<kDefer, DeferredTile<S::WG_M, S::CONSUMER_N>, NoDeferredTile> deferred;
       PairExchange<S> exchange{&exchange_full[consumer], &exchange_empty[consumer]};
       auto send_deferred_chunk = [&] {
@@ -482,15 +483,17 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         int kt_begin, kt_end;
         og_split_k_range(p.k_tiles, p.split_k, item.k_slice, kt_begin, kt_end);
         const int item_k_tiles = kt_end - kt_begin;
-        const long long item_pos = ring_pos;
-        ring_pos += item_k_tiles;
-        if (S::PINGPONG && (j & 1) != consumer) continue;  // the other consumer's item
+        if (S::PINGPONG && (j & 1) != consumer) {  // the other consumer's item
+          const int laps = item_k_tiles / p.stages;
+          stage += item_k_tiles - laps * p.stages;
+          phase ^= unsigned(laps) & 1u;
+          if (stage >= p.stages) { stage -= p.stages; phase ^= 1u; }
+          continue;
+        }
         if (S::PINGPONG && j > 0) {
           mbar_wait(&turn[consumer], turn_phase);
           turn_phase ^= 1u;
         }
-        int stage = int(item_pos % p.stages);
-        unsigned phase = unsigned(item_pos / p.stages) & 1u;
 #pragma unroll
         for (int r = 0; r < S::WG_M; ++r)
 #pragma unroll

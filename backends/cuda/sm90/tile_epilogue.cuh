@@ -83,8 +83,8 @@ __device__ __forceinline__ uint32_t pack_pair(float x0, float x1) {
 // lines_bound), elements elem0.. (below elems_bound). Each thread moves 16-byte unit
 // thread % 8 of lines thread / 8 + 16 k, so a warp writes four whole 128-byte lines.
 template <int LINES>
-__device__ __forceinline__ void copy_packed_lines_inline(uint16_t* d, long long ld, int lines_bound, int elems_bound, int line0,
-                                                         int elem0, uint32_t chunk, int thread) {
+__device__ __forceinline__ void copy_packed_lines(uint16_t* d, long long ld, int lines_bound, int elems_bound, int line0,
+                                                  int elem0, uint32_t chunk, int thread) {
   static_assert(LINES * 8 % 128 == 0, "whole passes of the consumer's 128 threads");
   const int unit = thread % 8, ge = elem0 + 8 * unit;
 #pragma unroll
@@ -102,16 +102,10 @@ __device__ __forceinline__ void copy_packed_lines_inline(uint16_t* d, long long 
     }
   }
 }
-// Not inlined: one copy serves every chunk. Inlined per chunk, the epilogue outgrew the
-// instruction cache (H100, 4096^3: a third of its stall samples waited for instructions).
-template <int LINES>
-static __device__ __noinline__ void copy_packed_lines(uint16_t* d, long long ld, int lines_bound, int elems_bound, int line0,
-                                                      int elem0, uint32_t chunk, int thread) {
-  copy_packed_lines_inline<LINES>(d, ld, lines_bound, elems_bound, line0, elem0, chunk, thread);
-}
-
 // f32 chunk (64 x `cols` accumulators, cols 16 or 32) through the quad epilogue (D rows
-// vector-aligned, no C). Not inlined, as copy_packed_lines.
+// vector-aligned, no C). Not inlined: one copy serves every chunk (inlined per chunk, an
+// epilogue outgrew the instruction cache: H100, 4096^3, a third of its stall samples waited
+// for instructions).
 static __device__ __noinline__ void finish_vector_chunk(const cuda::EpilogueArgs& e, int batch, int m, int n, int row0, int col0,
                                                     int cols, uint32_t chunk, int thread) {
   const int units = cols / 4;
@@ -220,35 +214,65 @@ __device__ __forceinline__ void stage_packed_chunk(const uint32_t* regs, uint32_
 }
 
 // Staged chunk `index` of one consumer's tile (block index / chunks-per-block, column chunk
-// index % chunks-per-block) to D. INLINE_COPY: inlined rather than a call, for the deferred
-// epilogue, which copies inside the mainloop while wgmmas are in flight.
-template <bool TRANSPOSED, int BLOCK_N, bool INLINE_COPY = false>
+// index % chunks-per-block) to D.
+template <bool TRANSPOSED, int BLOCK_N>
 __device__ __forceinline__ void copy_packed_chunk(int index, uint16_t* d, long long ld, int m, int n, int row0, int col0,
                                                   uint32_t chunk, int thread) {
   constexpr int kCols = packed_chunk_cols<BLOCK_N>();
   const int r = index / (BLOCK_N / kCols), c = index % (BLOCK_N / kCols);
   if constexpr (TRANSPOSED)
     copy_packed_lines<kCols>(d, ld, n, m, col0 + kCols * c, row0 + 64 * r, chunk, thread);
-  else if constexpr (INLINE_COPY)
-    copy_packed_lines_inline<64>(d, ld, m, n, row0 + 64 * r, col0 + 64 * c, chunk, thread);
   else
     copy_packed_lines<64>(d, ld, m, n, row0 + 64 * r, col0 + 64 * c, chunk, thread);
 }
 
+// Bytes of staging one packed chunk takes: 64 rows, or (TRANSPOSED) kCols columns, of 128 B.
+template <bool TRANSPOSED, int BLOCK_N>
+constexpr int packed_chunk_bytes() {
+  return (TRANSPOSED ? packed_chunk_cols<BLOCK_N>() : 64) * 128;
+}
+
+// Staged chunks first..last-1, at consecutive places from `chunks`, to D. Not inlined: the
+// copy's address arithmetic, inlined next to the accumulators of the chunks still to come,
+// made ptxas spill (256x128 consumers: 4 / 12 -> 16 / 36 bytes stored / loaded).
+template <bool TRANSPOSED, int BLOCK_N>
+static __device__ __noinline__ void copy_packed_round(int first, int last, uint16_t* d, long long ld, int m, int n, int row0,
+                                                      int col0, uint32_t chunks, int thread) {
+#pragma unroll 1
+  for (int i = first; i < last; ++i)
+    copy_packed_chunk<TRANSPOSED, BLOCK_N>(i, d, ld, m, n, row0, col0,
+                                           chunks + (i - first) * packed_chunk_bytes<TRANSPOSED, BLOCK_N>(), thread);
+}
+
+// The packed epilogue, a staging buffer at a time: the chunks one buffer holds (one row-major
+// chunk; two transposed 32-column or four 16-column ones) are staged, and after a barrier
+// copied to D, while the next ones are staged in the other buffer (the barrier of a buffer
+// also tells that every thread has copied what the other one held). The 192x192 tile's
+// epilogue (nine 32-column chunks per consumer) took 2.3-2.75 us per tile with a barrier and a
+// call per chunk, 2.05-2.6 us this way (H100, 3072^3 and 6144^3; the deferred 128x256
+// epilogue's hold takes 0.4). Most of it is the stores: every program writes its 72 KB at the
+// same moment, ~4.5 TB/s into L2 together.
 template <bool BF16, bool TRANSPOSED, int WG_M, int BLOCK_N>
 __device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld, float alpha,
                                                     int m, int n, int row0, int col0, uint32_t chunks, int consumer,
                                                     int thread, unsigned& sequence) {
   constexpr int kCols = packed_chunk_cols<BLOCK_N>();
   static_assert(BLOCK_N % kCols == 0, "whole chunks");
+  constexpr int kChunks = WG_M * BLOCK_N / kCols;
+  constexpr int kStagedBytes = packed_chunk_bytes<TRANSPOSED, BLOCK_N>();
+  constexpr int kPerBuffer = kChunkBytes / kStagedBytes;
 #pragma unroll
-  for (int i = 0; i < WG_M * BLOCK_N / kCols; ++i) {
-    uint32_t regs[kCols / 4];
-    pack_chunk<BF16, kCols, WG_M, BLOCK_N>(acc, i, alpha, regs);
-    const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
-    stage_packed_chunk<TRANSPOSED, kCols>(regs, chunk, thread);
+  for (int first = 0; first < kChunks; first += kPerBuffer) {
+    const int last = first + kPerBuffer < kChunks ? first + kPerBuffer : kChunks;
+    const uint32_t buffer = chunks + (sequence++ & 1u) * kChunkBytes;
+#pragma unroll
+    for (int i = first; i < last; ++i) {
+      uint32_t regs[kCols / 4];
+      pack_chunk<BF16, kCols, WG_M, BLOCK_N>(acc, i, alpha, regs);
+      stage_packed_chunk<TRANSPOSED, kCols>(regs, buffer + (i - first) * kStagedBytes, thread);
+    }
     consumer_barrier(consumer);
-    copy_packed_chunk<TRANSPOSED, BLOCK_N>(i, d, ld, m, n, row0, col0, chunk, thread);
+    copy_packed_round<TRANSPOSED, BLOCK_N>(first, last, d, ld, m, n, row0, col0, buffer, thread);
   }
 }
 
@@ -301,7 +325,7 @@ struct DeferredTile {
         if (i == s + 1)  // a constant register index per copy
           stage_packed_chunk<false, 64>(held[i - 2], chunks + (i & 1) * kChunkBytes, thread);
     }
-    copy_packed_chunk<false, BLOCK_N, true>(s, d, ld, m, n, row0, col0, chunks + (s & 1) * kChunkBytes, thread);
+    copy_packed_chunk<false, BLOCK_N>(s, d, ld, m, n, row0, col0, chunks + (s & 1) * kChunkBytes, thread);
   }
 };
 
