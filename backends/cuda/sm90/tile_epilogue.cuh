@@ -232,9 +232,9 @@ constexpr int packed_chunk_bytes() {
   return (TRANSPOSED ? packed_chunk_cols<BLOCK_N>() : 64) * 128;
 }
 
-// Staged chunks first..last-1, at consecutive places from `chunks`, to D. Not inlined: the
-// copy's address arithmetic, inlined next to the accumulators of the chunks still to come,
-// made ptxas spill (256x128 consumers: 4 / 12 -> 16 / 36 bytes stored / loaded).
+// Staged chunks first..last-1, at consecutive places from `chunks`, to D. Not inlined, as the
+// per-chunk copy before it: a version that inlined the copies and staged both buffers per
+// barrier made ptxas spill (256x128 consumers: 4 / 12 -> 16 / 36 bytes stored / loaded).
 template <bool TRANSPOSED, int BLOCK_N>
 static __device__ __noinline__ void copy_packed_round(int first, int last, uint16_t* d, long long ld, int m, int n, int row0,
                                                       int col0, uint32_t chunks, int thread) {
