@@ -17,10 +17,20 @@ int main() {
   int n = 132; int* d; cudaMalloc(&d, n * sizeof(int));
   cudaFuncSetAttribute(record, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024);
   std::vector<int> h(n);
-  for (int rep = 0; rep < 3; ++rep) {
-    record<<<n, 384, 200 * 1024>>>(d);
+  for (int rep = 0; rep < 4; ++rep) {
+    if (rep < 2) {
+      record<<<n, 384, 200 * 1024>>>(d);
+    } else {  // the same grid in clusters of two
+      cudaLaunchConfig_t config{};
+      cudaLaunchAttribute attr{};
+      attr.id = cudaLaunchAttributeClusterDimension;
+      attr.val.clusterDim.x = 2; attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+      config.gridDim = dim3(n); config.blockDim = dim3(384); config.dynamicSmemBytes = 200 * 1024;
+      config.attrs = &attr; config.numAttrs = 1;
+      cudaLaunchKernelEx(&config, record, d);
+    }
     cudaMemcpy(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost);
-    printf("rep %d:", rep);
+    printf("%s %d:", rep < 2 ? "plain" : "cluster2", rep);
     for (int i = 0; i < n; ++i) printf(" %d", h[i]);
     printf("\n");
   }
