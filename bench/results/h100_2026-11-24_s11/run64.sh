@@ -1,0 +1,28 @@
+set -uo pipefail
+cd build-h100 && rm -rf bh && tar xzf bins.tgz && cd ..
+bench=$PWD/build-h100/bh/bench/omnigemm-bench
+echo "== $(date -u '+%Y-%m-%d %H:%M UTC')  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)  build a60fcc5 + CLUSTER_N + OMNIGEMM_CUDA_RASTER_N (x3 clusters consecutive along N: neighbours share A)"
+mkdir -p /tmp/w
+mk() { printf '#!/bin/bash\n%s exec %s "$@" --config %s\n' "$3" "$bench" "$2" > /tmp/w/$1; chmod +x /tmp/w/$1; }
+mk d16 128x256x64-g16-s4-w12-x1 ""
+for g in 2 4 8 16; do mk r3g$g 128x256x64-g$g-s4-w12-x3 "OMNIGEMM_CUDA_RASTER_N=1"; done
+mk c8 128x256x64-g8-s4-w12-x3 ""
+mk r1g8 128x256x64-g8-s4-w12-x1 "OMNIGEMM_CUDA_RASTER_N=1"
+for shape in 2048 4096 8192; do for v in d16 r3g2 r3g4 r3g8 r3g16 c8 r1g8; do
+  timeout 120 ncu --clock-control none -k regex:gemm_tma -s 20 -c 1 --csv \
+    --metrics lts__t_sectors_srcunit_tex_op_read.sum,gpu__time_duration.sum,dram__bytes_read.sum,sm__cycles_elapsed.avg.per_second \
+    /tmp/w/$v --backend cuda --shapes ${shape}x${shape}x${shape} --dtype f16 --no-vendor --no-plot --budget-ms 20 --out /tmp/n64 > /tmp/n64.csv 2> /tmp/n64.err
+  python3 - /tmp/n64.csv "$shape $v" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1], errors='replace')) if len(r) > 10]
+if len(rows) < 2: print(sys.argv[2], "no data"); sys.exit()
+h = rows[0]; ni, vi = h.index("Metric Name"), h.index("Metric Value")
+short = lambda m: m.replace("lts__t_sectors_srcunit_", "L2sec_").replace(".sum", "").replace("sm__cycles_elapsed.avg.per_second", "clk").replace("gpu__time_duration", "us")
+print(sys.argv[2], "  ".join(f"{short(r[ni])}={r[vi]}" for r in rows[1:]))
+PY
+done; done 2>&1 | tee $OUT/run64_ncu.txt
+bash scripts/ab_bench.sh 3 /tmp/ab64 2048x2048x2048,4096x4096x4096,6144x6144x6144,8192x8192x8192 f16,bf16 /tmp/w/d16 /tmp/w/r3g8 /tmp/w/r3g4 2>&1 | tee $OUT/run64_ab.txt
+python3 -c "
+import csv; rows=list(csv.DictReader(open('/tmp/ab64/header.csv').readlines()+open('/tmp/ab64/rows.csv').readlines()))
+import collections; print('status/check', collections.Counter((r['status'], r['check']) for r in rows if r['impl']=='omnigemm'))" | tee -a $OUT/run64_ab.txt
+date -u
