@@ -83,6 +83,12 @@ struct Shape {
   static constexpr int kAccRegs = WG_M * CONSUMER_N / 2;  // accumulators per consumer thread
   static_assert(kAccRegs <= 144, "accumulators beyond the consumer register budget");
   static_assert(!SPLIT_PAIRS || (!PINGPONG && CLUSTER_M == 1), "split-K pairs are cooperative clusters of their own");
+  // Programs per cluster: a multicast tile group, or the two K slices of a split-K pair.
+  static constexpr int kClusterSize = CLUSTER_M * (SPLIT_PAIRS ? 2 : 1);
+  // Work items of a launch: tile groups (one cluster's at a time); a pair's two slices are one.
+  __host__ __device__ static int work_count(int num_pid_m, int num_pid_n, int split_k, int batch) {
+    return og_work_count((num_pid_m + CLUSTER_M - 1) / CLUSTER_M, num_pid_n, SPLIT_PAIRS ? 1 : split_k, batch);
+  }
   // Registers per thread after setmaxnreg (128 x producer + 256 x consumer <= 64K): the 144
   // accumulators of 192x192 take 8 more per consumer thread from the producer warpgroup.
   static constexpr int kProducerRegisters = SPLIT_N ? 24 : 40, kConsumerRegisters = SPLIT_N ? 240 : 232;
@@ -357,14 +363,13 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const int warpgroup = int(threadIdx.x) / 128;
   // Work items are groups of CLUSTER_M vertically adjacent tiles, one group per cluster, or
   // (split-K pairs) tiles whose two K slices run in the two programs of a cluster.
-  constexpr int kClusterSize = S::CLUSTER_M * (S::SPLIT_PAIRS ? 2 : 1);
-  const int rank = kClusterSize > 1 ? int(cluster_rank()) : 0;
+  const int rank = S::kClusterSize > 1 ? int(cluster_rank()) : 0;
   const int rank_m = S::CLUSTER_M > 1 ? rank : 0;  // which tile of the group
-  const int cluster = int(blockIdx.x) / kClusterSize, clusters = int(gridDim.x) / kClusterSize;
+  const int cluster = int(blockIdx.x) / S::kClusterSize, clusters = int(gridDim.x) / S::kClusterSize;
   const int pid_groups_m = (p.num_pid_m + S::CLUSTER_M - 1) / S::CLUSTER_M;
   const int group_m = S::CLUSTER_M > 1 ? (p.group_m + 1) / 2 : p.group_m;
   const int item_split_k = S::SPLIT_PAIRS ? 1 : p.split_k;  // a pair's two slices are one work item
-  const int total_work = og_work_count(pid_groups_m, p.num_pid_n, item_split_k, p.batch);
+  const int total_work = S::work_count(p.num_pid_m, p.num_pid_n, p.split_k, p.batch);
   auto work_item = [&](int w) {
     OgWork item = og_work_item(w, pid_groups_m, p.num_pid_n, group_m, item_split_k);
     if constexpr (S::SPLIT_PAIRS) item.k_slice = rank;
@@ -386,7 +391,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  if constexpr (kClusterSize > 1) cluster_sync();  // the peer's barriers exist before any multicast or exchange
+  if constexpr (S::kClusterSize > 1) cluster_sync();  // the peer's barriers exist before any multicast or exchange
   else __syncthreads();
   // Programmatic dependent launch (the host sets it up): everything above may overlap the tail
   // of the previous kernel on the stream; no thread touches global memory before that kernel
@@ -579,7 +584,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   }
   // No program may leave while its peer can still multicast or store into it or arrive on its
   // barriers.
-  if constexpr (kClusterSize > 1) cluster_sync();
+  if constexpr (S::kClusterSize > 1) cluster_sync();
 #endif
 }
 

@@ -50,27 +50,24 @@ cudaError_t launch_shape(const Launch& l) {
     attributes[config.numAttrs++].val.programmaticStreamSerializationAllowed = 1;
   }
   // Clusters of two: multicast tiles (CLUSTER_M) or split-K pairs, never both.
-  constexpr int cluster_size = S::CLUSTER_M * (S::SPLIT_PAIRS ? 2 : 1);
-  if constexpr (cluster_size == 1) {
+  if constexpr (S::kClusterSize == 1) {
     config.gridDim = dim3(unsigned(l.grid));
   } else {
     attributes[config.numAttrs].id = cudaLaunchAttributeClusterDimension;
-    attributes[config.numAttrs].val.clusterDim.x = unsigned(cluster_size);
+    attributes[config.numAttrs].val.clusterDim.x = unsigned(S::kClusterSize);
     attributes[config.numAttrs].val.clusterDim.y = attributes[config.numAttrs].val.clusterDim.z = 1;
     ++config.numAttrs;
     // As many clusters as fit at once (an SM count that is odd within a GPC leaves SMs out).
     static std::atomic<int> max_clusters{0};
     if (max_clusters.load(std::memory_order_relaxed) == 0) {
-      config.gridDim = dim3(unsigned(cluster_size * 64));
+      config.gridDim = dim3(unsigned(S::kClusterSize * 64));
       int n = 0;
       if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, gemm_tma_wgmma<S>, &config); e != cudaSuccess) return e;
       if (n <= 0) return cudaErrorInvalidConfiguration;
       max_clusters.store(n, std::memory_order_relaxed);
     }
-    // Work items: tile groups (one per cluster at a time); a split-K pair's two slices are one.
-    const long long groups = (long long)((args.num_pid_m + S::CLUSTER_M - 1) / S::CLUSTER_M) * args.num_pid_n * args.batch *
-                             (S::SPLIT_PAIRS ? 1 : args.split_k);
-    config.gridDim = dim3(unsigned(cluster_size * std::min<long long>(groups, max_clusters.load(std::memory_order_relaxed))));
+    const int groups = S::work_count(args.num_pid_m, args.num_pid_n, args.split_k, args.batch);
+    config.gridDim = dim3(unsigned(S::kClusterSize * std::min(groups, max_clusters.load(std::memory_order_relaxed))));
   }
   return cudaLaunchKernelEx(&config, gemm_tma_wgmma<S>, l.map_a, l.map_b, args);
 }
