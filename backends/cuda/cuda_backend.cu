@@ -441,7 +441,8 @@ class CudaBackend final : public Backend {
     l->split_pairs = split_pairs;
     l->grid = int(std::min<long long>(tiles * c.split_k, programs()));
     l->dependent_launch = dependent_launch_enabled();
-    l->defer_epilogue = deferred_epilogue_enabled();
+    // The deferred epilogue stores through map_d; where D cannot have one, tiles store at once.
+    l->defer_epilogue = deferred_epilogue_enabled() && encode_output(l->map_d, p, l->ep);
     const int block_k = 128 / eb;
     // K-major: rows of K (box: BLOCK_K x tile rows); MN-major: rows of M or N (box: 64 x BLOCK_K).
     if (!encode_operand(l->map_a, p.a, eb, a_k_major ? p.k : p.m, a_k_major ? p.m : p.k,
@@ -548,6 +549,27 @@ class CudaBackend final : public Backend {
       return false;
     }
     return true;
+  }
+
+  // D for the deferred epilogue's TMA stores: the plain GEMM's 16-bit row-major D with 16-byte
+  // aligned base, rows and batches (the epilogue's packed way out), in boxes of 64 x 64 with the
+  // staging chunks' 128-byte swizzle. TMA drops the rows of edge boxes beyond D, but columns only
+  // in whole 16-byte units (H100: with N = 259 it wrote the 5 columns after each row, a padded
+  // D's padding), so N must be a multiple of 8. False where D is anything else.
+  bool encode_output(CUtensorMap& map, const Problem& p, const cuda::EpilogueArgs& e) const {
+    if (!(e.d.dtype == OG_DTYPE_F16 || e.d.dtype == OG_DTYPE_BF16) || !e.d_vector_rows || e.bias_mode != OG_BIAS_NONE ||
+        e.act != OG_ACT_NONE || p.d.stride_row <= 0 || p.n % 8 != 0)
+      return false;
+    const cuuint64_t dims[3] = {cuuint64_t(p.n), cuuint64_t(p.m), cuuint64_t(p.batch)};
+    const cuuint64_t row_bytes = cuuint64_t(p.d.stride_row) * 2;
+    const cuuint64_t batch_bytes = p.batch > 1 ? cuuint64_t(p.d.batch_stride) * 2 : row_bytes * dims[1];
+    const cuuint64_t strides[2] = {row_bytes, batch_bytes};
+    const cuuint32_t box[3] = {64, 64, 1};
+    const cuuint32_t unit[3] = {1, 1, 1};
+    void* base = static_cast<char*>(p.d.mem.ptr) + p.d.mem.offset;
+    return encode_tiled_(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
   }
 
   // Split-K workspace, one per stream (launches on one stream run in order; two streams must not

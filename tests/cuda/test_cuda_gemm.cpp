@@ -5,6 +5,8 @@
 #include "tuner.hpp"
 #include "backend_cases.hpp"
 
+#include <utility>
+
 using namespace omnigemm;
 using namespace omnigemm::test;
 
@@ -114,12 +116,16 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
     many.epi.bias_mode = BiasMode::per_n;
     run_case(*ctx, many);
     // The plain GEMM (alpha * AB into an aligned 16-bit D): the cooperative kernels with one
-    // 64-row block per consumer hold each finished tile and send it to D during the next work
-    // item's K-tiles (the deferred epilogue). K = 264 leaves every chunk inside the next item's mainloop (5 K-tiles of 16-bit
-    // inputs); K = 72 has 2 K-tiles (1 for fp8), fewer than a 256-column tile's 4 chunks, so
-    // the rest leave after it.
-    for (const int64_t k : {72, 264}) {
+    // 64-row block per consumer hold each finished tile and send it to D by TMA stores during
+    // the next work item's K-tiles (the deferred epilogue), where N is a multiple of 8 (TMA
+    // clips columns in 16-byte units): N = 2104 ends inside a 64-column box, and D's padding
+    // after each row must stay untouched. K = 264 leaves every chunk inside the next item's
+    // mainloop (5 K-tiles of 16-bit inputs); K = 72 has 2 K-tiles (1 for fp8), fewer than a
+    // 256-column tile's 4 chunks, so the rest leave after it. N = 2100 takes the stores
+    // without TMA.
+    for (const auto& [n, k] : {std::pair<int64_t, int64_t>{2104, 72}, {2104, 264}, {2100, 264}}) {
       Case plain = many;
+      plain.n = n;
       plain.k = k;
       plain.d = k == 72 ? Dtype::f16 : Dtype::bf16;
       plain.epi = EpilogueSpec{};
@@ -338,13 +344,14 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
   }
   // Several work items per program with the plain epilogue (2 x 17 x 5 = 170 tiles of 128x256,
   // 2 x 9 x 9 = 162 of 256x128, for at most 132 programs): the 128x256 tiles hold each finished
-  // tile and send it through the staging buffers during the next tile's K-tiles (the deferred
-  // epilogue), the 256x128 tiles store it at once.
+  // tile and send it through the staging buffers by TMA stores during the next tile's K-tiles
+  // (the deferred epilogue; N a multiple of 8, the last box partial), the 256x128 tiles store it
+  // at once.
   // 192x192 (the consumers split the columns, K-major B only): 2 x 11 x 6 = 132 tiles, one per
   // program (the forced-config test's 2050x2100 case gives it two or more).
   for (const char* config : {"128x256x64-g8-s4-w12-x1", "256x128x64-g8-s4-w12-x1", "128x256x64-g8-s4-w12-x3",
                              "192x192x64-g8-s4-w12-x1"}) {
-    Case c{2100, 1100, 200, 2};
+    Case c{2100, 1096, 200, 2};
     c.config = config;
     c.tma_aligned = c.d_aligned = true;
     c.a = c.b = Dtype::f16;

@@ -41,7 +41,7 @@ struct KernelArgs {
   int split_k;
   float* partials;  // [tile][64-row half][slice][accumulator register][thread]
   int* counters;    // [tile][64-row half], zero between launches
-  bool defer_epilogue;
+  bool defer_epilogue;  // the host encoded map_d (a 16-bit row-major D with 16-byte aligned rows)
   cuda::EpilogueArgs ep;
 };
 
@@ -133,6 +133,20 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, uint
 __device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t leading, uint32_t stride) {
   return uint64_t((addr & 0x3ffff) >> 4) | (uint64_t(leading >> 4) << 16) | (uint64_t(stride >> 4) << 32) | (1ull << 62);
 }
+
+// A descriptor as its address word (address >> 4 and the leading offset) and its constant
+// stride / swizzle word: operands at a fixed distance from `addr` add (distance / 16) to the
+// address word. Shared addresses stay below 2^18, so the 14-bit address field never carries.
+struct SmemDescriptor {
+  uint32_t address_word, stride_word;
+  __device__ __forceinline__ SmemDescriptor(uint32_t addr, uint32_t leading, uint32_t stride) {
+    const uint64_t d = smem_desc(addr, leading, stride);
+    address_word = uint32_t(d), stride_word = uint32_t(d >> 32);
+  }
+  __device__ __forceinline__ uint64_t at(uint32_t sixteen_byte_offset) const {
+    return (uint64_t(stride_word) << 32) | (address_word + sixteen_byte_offset);
+  }
+};
 
 // The same box multicast into the shared memory (same offset, same barrier) of every program
 // of the cluster in `mask`.
@@ -341,6 +355,9 @@ struct PairExchange {
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, 1)
     gemm_tma_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                   // D in 64 x 64 boxes for the deferred epilogue's TMA stores (valid where
+                   // p.defer_epilogue is set)
+                   const __grid_constant__ CUtensorMap map_d,
                    // __grid_constant__: the epilogue's out-of-line paths take the arguments by
                    // reference; without it the kernel kept a stack copy of them and read every
                    // epilogue argument from local memory (H100, 4096^3: most of the epilogue's stalls).
@@ -360,7 +377,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   uint64_t* turn = empty + p.stages;
   uint64_t* exchange_full = turn + 2;  // split-K pairs, one full and one empty per consumer
   uint64_t* exchange_empty = exchange_full + sm90::kConsumers;
-  const int warpgroup = int(threadIdx.x) / 128;
+  // Broadcast from lane 0: the compiler then knows it is warp-uniform and keeps what derives
+  // from it (the consumers' wgmma descriptors) in uniform registers. Not for the 192x192 tiles:
+  // next to their 144 accumulators that made ptxas spill 36 bytes.
+  const int warpgroup = S::SPLIT_N ? int(threadIdx.x) / 128 : __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0);
   // Work items are groups of CLUSTER_M vertically adjacent tiles, one group per cluster, or
   // (split-K pairs) tiles whose two K slices run in the two programs of a cluster.
   const int rank = S::kClusterSize > 1 ? int(cluster_rank()) : 0;
@@ -401,6 +421,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   if (threadIdx.x == 0) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&map_a)) : "memory");
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&map_b)) : "memory");
+    if (p.defer_epilogue) asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&map_d)) : "memory");
   }
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" :::);
@@ -456,6 +477,18 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     const int consumer = warpgroup - 1;
     const int t = int(threadIdx.x) % 128, lane = t % 32;
     float acc[S::WG_M][S::CONSUMER_N / 2];
+    // wgmma descriptors of this consumer's operands in stage 0 at the first K step; stage s,
+    // K step kk and (A) 64-row block r are constant offsets of the address field. The A rows
+    // it owns: 64-row blocks consumer * WG_M.. (all of them in ping-pong or SPLIT_N). Its
+    // columns of B: all, or (SPLIT_N) its half, which starts on a 1024-byte swizzle period
+    // (K-major: 96 rows of 128 bytes) or on a 64-column box (MN-major).
+    constexpr uint32_t kAStep = S::A_MN_MAJOR ? 16 * 128 : 32, kBStep = S::B_MN_MAJOR ? 16 * 128 : 32;  // per K step
+    constexpr uint32_t kABlock = S::A_MN_MAJOR ? S::BLOCK_K * 128 : 64 * 128;  // per 64-row block
+    constexpr uint32_t kConsumerBBytes = (S::B_MN_MAJOR ? S::CONSUMER_N / 64 * S::BLOCK_K : S::CONSUMER_N) * 128;
+    const SmemDescriptor operand_a(smem_base + (S::PINGPONG || S::SPLIT_N ? 0 : consumer * S::WG_M) * kABlock,
+                                   S::A_MN_MAJOR ? S::BLOCK_K * 128 : 16, 1024);
+    const SmemDescriptor operand_b(smem_base + S::kABytes + (S::SPLIT_N ? consumer * kConsumerBBytes : 0),
+                                   S::B_MN_MAJOR ? S::BLOCK_K * 128 : 16, 1024);
     // A consumed stage is released in every program that multicast into it.
     auto release = [&](uint64_t* bar) {
       mbar_arrive(bar);
@@ -480,8 +513,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       unsigned phase = 0, turn_phase = 0, chunk_sequence = 0;
       std::conditional_t<kDefer, DeferredTile<S::WG_M, S::CONSUMER_N>, NoDeferredTile> deferred;
       PairExchange<S> exchange{&exchange_full[consumer], &exchange_empty[consumer]};
-      auto send_deferred_chunk = [&] {
-        if constexpr (kDefer) deferred.step(p.m, p.n, chunks, consumer, t);
+      auto flush_deferred = [&] {
+        if constexpr (kDefer) deferred.flush(&map_d, chunks, consumer, t);
       };
       for (int w = og_persistent_first(cluster); w < total_work; w = og_persistent_next(w, clusters), ++j) {
         const OgWork item = work_item(w);
@@ -507,40 +540,31 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         int previous = -1;
         for (int kt = 0; kt < item_k_tiles; ++kt) {
           mbar_wait(&full[stage], phase);
-          const uint32_t a_tile = smem_base + uint32_t(stage) * S::kStageBytes;
-          const uint32_t b_tile = a_tile + S::kABytes;
+          const uint32_t stage_offset = uint32_t(stage) * (S::kStageBytes / 16);
 #pragma unroll
           for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
           wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < S::kKSteps; ++kk) {
-            // This consumer's columns of the B tile: all of them, or (SPLIT_N) its half, which
-            // starts on a 1024-byte swizzle period (K-major: 96 rows of 128 bytes) or on a
-            // 64-column box (MN-major).
-            constexpr int kConsumerBRows = S::B_MN_MAJOR ? S::CONSUMER_N / 64 * S::BLOCK_K : S::CONSUMER_N;
-            const uint32_t b_cols = b_tile + (S::SPLIT_N ? consumer * kConsumerBRows * 128 : 0);
-            const uint64_t desc_b = S::B_MN_MAJOR ? smem_desc(b_cols + kk * 16 * 128, S::BLOCK_K * 128, 1024)
-                                                  : smem_desc(b_cols + kk * 32, 16, 1024);
+            const uint64_t desc_b = operand_b.at(stage_offset + kk * kBStep / 16);
 #pragma unroll
             for (int r = 0; r < S::WG_M; ++r) {
-              const int block64 = (S::PINGPONG || S::SPLIT_N ? 0 : consumer * S::WG_M) + r;  // which 64-row block of the tile
-              const uint64_t desc_a = S::A_MN_MAJOR
-                                          ? smem_desc(a_tile + block64 * S::BLOCK_K * 128 + kk * 16 * 128, S::BLOCK_K * 128, 1024)
-                                          : smem_desc(a_tile + block64 * 64 * 128 + kk * 32, 16, 1024);
+              const uint64_t desc_a = operand_a.at(stage_offset + (r * kABlock + kk * kAStep) / 16);
               wgmma<S::CONSUMER_N, S::TA, S::TB, S::A_MN_MAJOR ? 1 : 0, S::B_MN_MAJOR ? 1 : 0>(acc[r], desc_a, desc_b);
             }
           }
           wgmma_commit();
 #pragma unroll
           for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
-          if (kDefer && deferred.pending()) send_deferred_chunk();  // while this K-tile's wgmmas run
+          if constexpr (kDefer)  // while this K-tile's wgmmas run
+            if (deferred.pending()) deferred.step(&map_d, chunks, consumer, t);
           // Keep one K-tile of wgmmas in flight; the one before it has retired, free its stage.
           wgmma_wait<1>();
           if (previous >= 0 && lane == 0) release(&empty[previous]);
           previous = stage;
           if (++stage == p.stages) { stage = 0; phase ^= 1u; }
         }
-        while (kDefer && deferred.pending()) send_deferred_chunk();
+        flush_deferred();
         // Every thread of this consumer has waited on all of the item's stages: its turn is over.
         if (S::PINGPONG) {
           named_barrier(1 + consumer);
@@ -567,17 +591,17 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         const int row0 = pid_m * S::BLOCK_M + (S::PINGPONG || S::SPLIT_N ? 0 : consumer * S::WG_M) * 64;
         const int n0 = item.pid_n * S::BLOCK_N + (S::SPLIT_N ? consumer * S::CONSUMER_N : 0);  // this consumer's columns
         if constexpr (kDefer) {
-          uint16_t* d = d_batch_base(p.ep, item.batch);
           if (p.ep.d.dtype == OG_DTYPE_BF16)
-            deferred.template hold<true>(acc, p.ep.alpha, d, p.ep.d.sr, row0, n0, chunks, consumer, t);
+            deferred.template hold<true>(acc, p.ep.alpha, &map_d, row0, n0, item.batch, chunks, consumer, t);
           else
-            deferred.template hold<false>(acc, p.ep.alpha, d, p.ep.d.sr, row0, n0, chunks, consumer, t);
+            deferred.template hold<false>(acc, p.ep.alpha, &map_d, row0, n0, item.batch, chunks, consumer, t);
           continue;
         }
         store_tile<S::WG_M, S::CONSUMER_N>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t, chunk_sequence);
         if constexpr (S::SPLIT_PAIRS) exchange.hand_back(unsigned(rank ^ 1));
       }
-      while (kDefer && deferred.pending()) send_deferred_chunk();
+      flush_deferred();
+      if constexpr (kDefer) deferred.drain(t);
     };
     if (kDeferrable && p.defer_epilogue && packed_rows_out(p.ep)) consume(std::true_type{});
     else consume(std::false_type{});

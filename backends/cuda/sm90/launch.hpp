@@ -13,6 +13,7 @@ struct KernelArgs;  // gemm_tma_wgmma.cuh
 
 struct Launch {
   CUtensorMap map_a, map_b;
+  CUtensorMap map_d;  // D in 64 x 64 boxes, 128-byte swizzle: the deferred epilogue's TMA stores
   int m, n, k, batch, group_m, stages;
   int block_n, wg_m;            // tile: (128 * wg_m) x block_n, or (64 * wg_m) x block_n in ping-pong or split_n
   bool pingpong;                // each consumer warpgroup owns whole tiles
@@ -25,7 +26,7 @@ struct Launch {
   int* counters;                // ... and counter_count(...) ints, zero between launches
   int grid;                     // persistent programs
   bool dependent_launch;        // programmatic dependent launch (overlaps the previous kernel's tail)
-  bool defer_epilogue;          // cooperative tiles' plain 16-bit outputs leave during the next tile
+  bool defer_epilogue;          // cooperative tiles' plain 16-bit outputs leave during the next tile (map_d encoded)
   size_t max_shared;            // the device's opt-in shared memory per block
   cuda::EpilogueArgs ep;
   cudaStream_t stream;
