@@ -540,7 +540,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         int previous = -1;
         for (int kt = 0; kt < item_k_tiles; ++kt) {
           mbar_wait(&full[stage], phase);
-          const uint32_t stage_offset = uint32_t(stage) * (S::kStageBytes / 16);
+          // Broadcast, as the warpgroup index: the descriptors then stay in uniform registers (H100,
+          // 4096^3 bf16: 12% fewer instructions, the time unchanged). Not for 192x192 (36 bytes of spills).
+          const uint32_t stage_offset = uint32_t(S::SPLIT_N ? stage : __shfl_sync(0xffffffffu, stage, 0)) * (S::kStageBytes / 16);
 #pragma unroll
           for (int r = 0; r < S::WG_M; ++r) fence_registers(acc[r]);
           wgmma_fence();
