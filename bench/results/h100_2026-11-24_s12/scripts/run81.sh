@@ -1,0 +1,12 @@
+set -uo pipefail
+cd build-h100 && rm -rf bh && tar xzf bins.tgz && cd ..
+b=$PWD/build-h100/bh; bench=$b/bench/omnigemm-bench; head=$b/head/omnigemm-bench
+echo "== $(date -u '+%Y-%m-%d %H:%M UTC')  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)  A = 35a82b1; B = + stage broadcast (uniform stage offset)"
+K=_ZN8omnigemm6detail4sm9014gemm_tma_wgmmaINS1_5ShapeILi256ELi1ELNS1_9WgmmaTypeE1ELS4_1ELb0ELb1ELb0ELi1ELb0ELb0EEEEEv14CUtensorMap_stS6_S6_NS1_10KernelArgsE
+cuobjdump -sass -fun $K build-h100/bf16_stage_shfl.cubin > $OUT/run81_stage_shfl.sass 2>&1; echo "$(grep -c '/\*[0-9a-f]*\*/' $OUT/run81_stage_shfl.sass) sass lines"
+for v in $head $bench; do
+  timeout 100 ncu --clock-control none -k regex:gemm_tma -s 12 -c 1 --csv --metrics gpu__time_duration.sum,smsp__inst_executed.sum \
+    $v --backend cuda --shapes 4096x4096x4096 --dtype bf16 --no-vendor --budget-ms 5 --no-plot --out /tmp/ncu 2>/dev/null | grep -E '^"[0-9]' | awk -F'","' '{print $(NF-2), $(NF-1), $NF}'
+done
+timeout 300 bash scripts/ab_bench.sh 4 /tmp/ab81 2048x2048x2048,4096x4096x4096,8192x8192x8192 bf16,f16 $head $bench | tee $OUT/run81_ab.txt
+date -u
