@@ -121,8 +121,8 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
     // clips columns in 16-byte units): N = 2104 ends inside a 64-column box, and D's padding
     // after each row must stay untouched. K = 264 leaves every chunk inside the next item's
     // mainloop (5 K-tiles of 16-bit inputs); K = 72 has 2 K-tiles (1 for fp8), fewer than a
-    // 256-column tile's 4 chunks, so the rest leave after it. N = 2100 takes the stores
-    // without TMA.
+    // 256-column tile's 4 chunks, so the rest leave after it. With N = 2100 (no TMA map for D)
+    // every tile is stored at once.
     for (const auto& [n, k] : {std::pair<int64_t, int64_t>{2104, 72}, {2104, 264}, {2100, 264}}) {
       Case plain = many;
       plain.n = n;

@@ -10,8 +10,8 @@
 //   - epilogue: the accumulators go through a small per-consumer shared-memory chunk to
 //     coalesced stores with the shared fused epilogue, while the producer already fills the
 //     ring with the next tile's operands; the plain GEMM's 16-bit outputs of cooperative tiles
-//     are held (staged, and in registers) and leave during the next tile's first K-tiles
-//     (the deferred epilogue).
+//     are held (staged, and in registers) and leave by TMA stores during the next tile's first
+//     K-tiles (the deferred epilogue).
 // Shared-memory tiles use the 128-byte swizzle: every tile row is 128 bytes, so BLOCK_K is 64
 // for 16-bit inputs and 128 for fp8. A K-major operand is one TMA box of rows x 128 B; an
 // MN-major operand (16-bit only, wgmma's transpose bit) is BLOCK_MN / 64 boxes of BLOCK_K rows
@@ -41,7 +41,7 @@ struct KernelArgs {
   int split_k;
   float* partials;  // [tile][64-row half][slice][accumulator register][thread]
   int* counters;    // [tile][64-row half], zero between launches
-  bool defer_epilogue;  // the host encoded map_d (a 16-bit row-major D with 16-byte aligned rows)
+  bool defer_epilogue;  // the host encoded map_d (the plain GEMM's 16-bit row-major D, N a multiple of 8)
   cuda::EpilogueArgs ep;
 };
 
