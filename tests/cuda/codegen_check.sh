@@ -49,6 +49,8 @@ for t in f16 fp8; do
 done
 expect "$work/sm90a_f16.ptx" ".f32.f16.f16" "sm_90a f16 x f16 -> f32 wgmma"
 expect "$work/sm90a_f16.ptx" "stmatrix.sync.aligned.m8n8.x4.shared.b16" "sm_90a packed epilogue (stmatrix)"
+expect "$work/sm90a_f16.ptx" "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group" "sm_90a deferred epilogue (TMA stores)"
+expect "$work/sm90a_f16.ptx" "fence.proxy.async.shared::cta" "sm_90a deferred epilogue (staging visible to the TMA)"
 expect "$work/sm90a_f16.ptx" "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16" "sm_90a narrow (16-column) decode tiles"
 expect "$work/sm90a_f16.ptx" "st.shared::cluster.v4.f32" "sm_90a split-K pairs (partials into the peer's shared memory)"
 expect "$work/sm90a_f16.ptx" "mbarrier.arrive.release.cluster.shared::cluster" "sm_90a split-K pairs (cluster-scope hand-over)"
