@@ -527,23 +527,30 @@ class CudaBackend final : public Backend {
     return bad == nullptr;
   }
 
-  // 3-D tensor map (inner, outer, batch) with the 128-byte swizzle; out-of-bounds boxes read zeros.
-  bool encode_operand(CUtensorMap& map, const Operand& o, int eb, int64_t inner, int64_t outer, int64_t outer_stride,
-                      int64_t batch, int box_inner, int box_outer, std::string* why) const {
-    if (!check_16_byte_operand(o, eb, outer_stride, batch, why)) return false;
+  // 3-D tensor map of `o` (inner, outer, batch; elements of eb bytes) with the 128-byte swizzle;
+  // boxes read zeros out of bounds.
+  CUresult encode_3d(CUtensorMap& map, const Operand& o, CUtensorMapDataType type, int eb, int64_t inner, int64_t outer,
+                     int64_t outer_stride, int64_t batch, int box_inner, int box_outer, CUtensorMapL2promotion promotion) const {
     const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(batch)};
     const cuuint64_t outer_bytes = cuuint64_t(outer_stride) * eb;
     const cuuint64_t batch_bytes = batch > 1 ? cuuint64_t(o.batch_stride) * eb : (outer_bytes * dims[1] + 15) / 16 * 16;
     const cuuint64_t strides[2] = {outer_bytes, batch_bytes};
     const cuuint32_t box[3] = {cuuint32_t(box_inner), cuuint32_t(box_outer), 1};
     const cuuint32_t unit[3] = {1, 1, 1};
+    void* base = static_cast<char*>(o.mem.ptr) + o.mem.offset;
+    return encode_tiled_(&map, type, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                         promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  }
+
+  // An operand's map: its TMA boxes are the kernel's A and B tiles.
+  bool encode_operand(CUtensorMap& map, const Operand& o, int eb, int64_t inner, int64_t outer, int64_t outer_stride,
+                      int64_t batch, int box_inner, int box_outer, std::string* why) const {
+    if (!check_16_byte_operand(o, eb, outer_stride, batch, why)) return false;
     const CUtensorMapDataType type = o.dtype == OG_DTYPE_F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                      : o.dtype == OG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
-    void* base = static_cast<char*>(o.mem.ptr) + o.mem.offset;
-    const CUresult r = encode_tiled_(&map, type, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                     CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const CUresult r = encode_3d(map, o, type, eb, inner, outer, outer_stride, batch, box_inner, box_outer,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
     if (r != CUDA_SUCCESS) {
       if (why) *why = "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")";
       return false;
@@ -560,16 +567,8 @@ class CudaBackend final : public Backend {
     if (!(e.d.dtype == OG_DTYPE_F16 || e.d.dtype == OG_DTYPE_BF16) || !e.d_vector_rows || e.bias_mode != OG_BIAS_NONE ||
         e.act != OG_ACT_NONE || p.d.stride_row <= 0 || p.n % 8 != 0)
       return false;
-    const cuuint64_t dims[3] = {cuuint64_t(p.n), cuuint64_t(p.m), cuuint64_t(p.batch)};
-    const cuuint64_t row_bytes = cuuint64_t(p.d.stride_row) * 2;
-    const cuuint64_t batch_bytes = p.batch > 1 ? cuuint64_t(p.d.batch_stride) * 2 : row_bytes * dims[1];
-    const cuuint64_t strides[2] = {row_bytes, batch_bytes};
-    const cuuint32_t box[3] = {64, 64, 1};
-    const cuuint32_t unit[3] = {1, 1, 1};
-    void* base = static_cast<char*>(p.d.mem.ptr) + p.d.mem.offset;
-    return encode_tiled_(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    return encode_3d(map, p.d, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, p.n, p.m, p.d.stride_row, p.batch, 64, 64,
+                     CU_TENSOR_MAP_L2_PROMOTION_NONE) == CUDA_SUCCESS;
   }
 
   // Split-K workspace, one per stream (launches on one stream run in order; two streams must not
