@@ -17,7 +17,7 @@
 // The micro-kernel (AVX-512 14x32, AVX2+FMA 6x16 or portable 4x8) is chosen at run time from
 // the CPU's features. OMNIGEMM_CPU_KERNEL=auto|scalar|avx2|avx512, read at backend creation,
 // overrides the choice (creation fails, naming the available kernels, if the CPU lacks the
-// one asked for); so does a forced config's extra field (-x1 scalar, -x2 avx2, -x3 avx512).
+// one asked for); so does a forced config's form (packed:...-scalar, -avx2, -avx512).
 //
 // Threads: a persistent pool owned by the backend (BackendOptions.cpu_threads, default all
 // hardware threads); the caller is team member 0. The team splits each rows x NC region into
@@ -710,6 +710,29 @@ KernelKind parse_kernel_name(const char* s, bool& ok) {
   return KernelKind::automatic;
 }
 
+// The family's config table (families/packed.inc).
+constexpr Config kPackedConfigs[] = {
+#define OG_CPU_PACKED(bm, bn, bk) Config{"packed", bm, bn, bk, 1, 1, 1, 0, 1, {}},
+#include "families/packed.inc"
+#undef OG_CPU_PACKED
+};
+
+class CpuBackend;
+
+// cpu.packed: the one CPU family; its forms name the micro-kernel.
+class PackedFamily final : public KernelFamily {
+ public:
+  explicit PackedFamily(CpuBackend& be) : be_(be) {}
+  const char* name() const override { return "packed"; }
+  std::span<const Config> configs() const override { return kPackedConfigs; }
+  Status can_implement(const Problem& p, const Config& c) const override;
+  Status describe(const Problem& p, const Config& c, PlanSummary& out) const override;
+  Status run(const Problem& p, const Config& c, void* stream) override;
+
+ private:
+  CpuBackend& be_;
+};
+
 class CpuBackend final : public Backend {
  public:
   CpuBackend(int threads, KernelKind kernel) : default_kernel_(kernel) {
@@ -726,27 +749,28 @@ class CpuBackend final : public Backend {
   uint32_t input_dtypes() const override { return 0x1f; }
   uint32_t output_dtypes() const override { return 0x07; }
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_HOST; }
-  std::vector<Config> candidates(const Problem&) const override {
-    auto t = config_table(OG_BACKEND_CPU);
-    return {t.begin(), t.end()};
+  std::span<KernelFamily* const> families() const override { return families_; }
+
+  // The micro-kernel a config's form asks for ("" = the backend's default), or why not.
+  Status kernel_for(const Config& cfg, KernelKind& kk) const {
+    kk = default_kernel_;
+    if (cfg.form.empty()) return {};
+    bool ok = false;
+    const std::string form(cfg.form.view());
+    kk = parse_kernel_name(form.c_str(), ok);
+    if (!ok || kk == KernelKind::automatic)
+      return error(StatusCode::unsupported, "the form names the micro-kernel: scalar, avx2 or avx512 (none: the best available)");
+    if (!cpu_has(kk))
+      return error(StatusCode::unsupported, "the " + std::string(kernel_name(kk)) +
+                                                " micro-kernel is not in this CPU/build; available: " + supported_kernels());
+    return {};
   }
 
-  Status run(const Problem& p, const Config& cfg, void* stream) override {
+  Status run_packed(const Problem& p, const Config& cfg, void* stream) {
     if (stream) return error(StatusCode::invalid_argument, "the cpu backend has no streams: pass NULL");
     if (p.empty()) return {};
-    KernelKind kk = default_kernel_;
-    if (cfg.extra != 0) {
-      if (cfg.extra < 0 || cfg.extra > 3)
-        return error(StatusCode::unsupported, "cpu config " + cfg.to_string() +
-                                                  ": extra selects the micro-kernel (0 auto, 1 scalar, 2 avx2, 3 avx512)");
-      kk = KernelKind(cfg.extra);
-      if (!cpu_has(kk))
-        return error(StatusCode::unsupported, "cpu config " + cfg.to_string() + " asks for the " + kernel_name(kk) +
-                                                  " micro-kernel, which this CPU/build lacks; available: " +
-                                                  supported_kernels());
-    }
-    if (cfg.block_m <= 0 || cfg.block_n <= 0 || cfg.block_k <= 0)
-      return error(StatusCode::invalid_argument, "cpu config " + cfg.to_string() + ": block sizes must be positive");
+    KernelKind kk;
+    if (Status s = kernel_for(cfg, kk); !s) return error(s.code, "cpu config " + cfg.to_string() + ": " + s.message);
     const Plan pl = make_plan(p, cfg, kernel_of(kk));
 
     std::lock_guard<std::mutex> lock(mutex_);
@@ -821,10 +845,28 @@ class CpuBackend final : public Backend {
   DeviceInfo info_;
   int threads_ = 1;
   KernelKind default_kernel_;
+  PackedFamily packed_{*this};
+  KernelFamily* const families_[1] = {&packed_};
   std::mutex mutex_;  // one run at a time: the pool and the workspaces are shared
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Workspace[]> workspaces_;
 };
+
+Status PackedFamily::can_implement(const Problem&, const Config& c) const {
+  KernelKind kk;
+  if (Status s = be_.kernel_for(c, kk); !s) return s;
+  if (c.block_m <= 0 || c.block_n <= 0 || c.block_k <= 0) return error(StatusCode::invalid_argument, "block sizes must be positive");
+  return {};
+}
+
+Status PackedFamily::describe(const Problem& p, const Config& c, PlanSummary& out) const {
+  if (Status s = can_implement(p, c); !s) return s;
+  out.threads = be_.device().limits.compute_units;
+  out.notes = "host threads: " + std::to_string(out.threads);
+  return {};
+}
+
+Status PackedFamily::run(const Problem& p, const Config& c, void* stream) { return be_.run_packed(p, c, stream); }
 
 }  // namespace
 

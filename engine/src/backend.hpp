@@ -1,7 +1,7 @@
 // The one small interface every backend implements (backends/<name>/). The engine does the
-// validation, the config choice (tuner/heuristic) and the host-memory convenience path; a
-// backend only reports what it can do, runs a validated Problem with a Config, moves bytes and
-// times launches.
+// validation, the config choice (cost model, tuner) and the host-memory convenience path; a
+// backend reports what it can do, lists its kernel families (which run a validated Problem with
+// a Config), moves bytes and times launches.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config_space.hpp"
+#include "kernel_family.hpp"
 #include "omnigemm/omnigemm.hpp"
 #include "problem.hpp"
 
@@ -43,15 +44,10 @@ class Backend {
   // Called after the engine's validation; the message must name what is supported.
   virtual Status check_problem(const Problem&) const { return {}; }
 
-  // Configs this backend can run for `p`: a subset of config_table(kind()) that fits the
-  // device (config_fits) and that the backend implements. Never empty for a problem that
-  // passed check_problem.
-  virtual std::vector<Config> candidates(const Problem& p) const = 0;
+  // The kernel families this backend has on this device, fastest first (the engine's dispatch
+  // asks each one; see kernel_family.hpp). Never empty for a backend that was created.
+  virtual std::span<KernelFamily* const> families() const = 0;
 
-  // Run `p` with `cfg` (one of candidates(p), or a user-forced config, which the backend
-  // must reject with a clear error if it cannot run it). Asynchronous where the backend is:
-  // `stream` is the backend's stream/command buffer (nullptr: its own default queue).
-  virtual Status run(const Problem& p, const Config& cfg, void* stream) = 0;
   virtual Status synchronize(void* stream) = 0;
 
   // Device memory for the host convenience call, the tuner and the benchmarks.

@@ -7,22 +7,7 @@ namespace omnigemm::detail {
 
 namespace {
 
-#define OG_CONFIG(bm, bn, bk, gm, st, wa, wpe, sk, ex) Config{bm, bn, bk, gm, st, wa, wpe, sk, ex},
-constexpr Config kCudaTable[] = {
-#include "../config_tables/cuda.inc"
-};
-constexpr Config kHipMi200Table[] = {
-#include "../config_tables/hip_mi200.inc"
-};
-constexpr Config kVulkanTable[] = {
-#include "../config_tables/vulkan.inc"
-};
-constexpr Config kCpuTable[] = {
-#include "../config_tables/cpu.inc"
-};
-#undef OG_CONFIG
-
-// Reads a positive decimal at text[pos...]; advances pos.
+// Reads a non-negative decimal at text[pos...]; advances pos.
 bool read_int(std::string_view text, size_t& pos, int& out) {
   const char* first = text.data() + pos;
   const char* last = text.data() + text.size();
@@ -32,51 +17,75 @@ bool read_int(std::string_view text, size_t& pos, int& out) {
   return true;
 }
 
-}  // namespace
+bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-std::span<const Config> config_table(og_backend backend) {
-  switch (backend) {
-    case OG_BACKEND_CUDA: return kCudaTable;
-    case OG_BACKEND_HIP: return kHipMi200Table;
-    case OG_BACKEND_VULKAN: return kVulkanTable;
-    case OG_BACKEND_CPU: return kCpuTable;
-    default: return {};
-  }
+// Family and form names: a lower-case letter, then lower-case letters, digits and '_'.
+bool valid_name(std::string_view s) {
+  if (s.empty() || !is_lower(s[0])) return false;
+  for (char c : s)
+    if (!is_lower(c) && !is_digit(c) && c != '_') return false;
+  return true;
 }
 
-std::string Config::to_string() const {
-  char buf[128];
-  int n = std::snprintf(buf, sizeof buf, "%dx%dx%d-g%d-s%d-w%d", block_m, block_n, block_k, group_m,
-                        stages, warps);
-  std::string s(buf, size_t(n));
-  if (waves_per_eu != 0) s += "-e" + std::to_string(waves_per_eu);
-  if (split_k != 1) s += "-k" + std::to_string(split_k);
-  if (extra != 0) s += "-x" + std::to_string(extra);
-  return s;
-}
-
-std::optional<Config> Config::parse(std::string_view text) {
-  Config c;
+// The parser behind parse() and parse_error(): fills `c` or says why not.
+bool parse_config(std::string_view text, Config& c, std::string& why) {
+  c = Config{};
   size_t pos = 0;
+  if (const size_t colon = text.find(':'); colon != std::string_view::npos) {
+    const std::string_view family = text.substr(0, colon);
+    if (!valid_name(family) || family.size() >= size_t(ShortName::kCapacity - 1)) {
+      why = "the family name before ':' must be a short lower-case name such as sm90_wgmma";
+      return false;
+    }
+    c.family = ShortName(family);
+    pos = colon + 1;
+  }
   auto expect = [&](char ch) {
     if (pos < text.size() && text[pos] == ch) { ++pos; return true; }
     return false;
   };
-  if (!read_int(text, pos, c.block_m) || !expect('x') || !read_int(text, pos, c.block_n) ||
-      !expect('x') || !read_int(text, pos, c.block_k))
-    return std::nullopt;
-  // Optional fields, each "-<letter><int>", each at most once, in any order.
+  if (!read_int(text, pos, c.block_m) || !expect('x') || !read_int(text, pos, c.block_n) || !expect('x') ||
+      !read_int(text, pos, c.block_k)) {
+    why = "expected BLOCK_MxBLOCK_NxBLOCK_K, e.g. 128x128x32";
+    return false;
+  }
+  // Optional fields, each at most once, in any order: "-<letter><int>" or "-<form name>".
   unsigned seen = 0;
   while (pos < text.size()) {
-    if (!expect('-') || pos >= text.size()) return std::nullopt;
-    const char key = text[pos++];
+    if (!expect('-') || pos >= text.size()) {
+      why = "fields after the tile are '-' followed by g, s, w, e or k and a number, or by a form name";
+      return false;
+    }
+    size_t end = text.find('-', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view token = text.substr(pos, end - pos);
+    bool numeric = token.size() >= 2 && is_lower(token[0]);
+    for (size_t i = 1; numeric && i < token.size(); ++i) numeric = is_digit(token[i]);
+    if (!numeric) {
+      if ((seen & 64u) || !valid_name(token) || token.size() >= size_t(ShortName::kCapacity - 1)) {
+        why = (seen & 64u) ? "a config names at most one form" : "'" + std::string(token) + "' is not a field or a form name";
+        return false;
+      }
+      seen |= 64u;
+      c.form = ShortName(token);
+      pos = end;
+      continue;
+    }
+    const char key = token[0];
+    ++pos;
     int value = 0;
-    if (!read_int(text, pos, value)) return std::nullopt;
-    const char* keys = "gswekx";
-    const char* where = std::char_traits<char>::find(keys, 6, key);
-    if (!where) return std::nullopt;
+    const char* keys = "gswek";
+    const char* where = std::char_traits<char>::find(keys, 5, key);
+    if (!where || !read_int(text, pos, value) || pos != end) {
+      why = "unknown field '-" + std::string(token) + "' (g, s, w, e, k; the old -x<n> variants are family names now)";
+      return false;
+    }
     const unsigned bit = 1u << unsigned(where - keys);
-    if (seen & bit) return std::nullopt;
+    if (seen & bit) {
+      why = std::string("field -") + key + " given twice";
+      return false;
+    }
     seen |= bit;
     switch (key) {
       case 'g': c.group_m = value; break;
@@ -84,11 +93,36 @@ std::optional<Config> Config::parse(std::string_view text) {
       case 'w': c.warps = value; break;
       case 'e': c.waves_per_eu = value; break;
       case 'k': c.split_k = value; break;
-      case 'x': c.extra = value; break;
     }
   }
-  if (!config_well_formed(c, nullptr)) return std::nullopt;
+  return config_well_formed(c, &why);
+}
+
+}  // namespace
+
+std::string Config::to_string() const {
+  char buf[128];
+  int n = std::snprintf(buf, sizeof buf, "%dx%dx%d-g%d-s%d-w%d", block_m, block_n, block_k, group_m, stages, warps);
+  std::string s;
+  if (!family.empty()) (s += family.view()) += ':';
+  s.append(buf, size_t(n));
+  if (waves_per_eu != 0) s += "-e" + std::to_string(waves_per_eu);
+  if (split_k != 1) s += "-k" + std::to_string(split_k);
+  if (!form.empty()) (s += '-') += form.view();
+  return s;
+}
+
+std::optional<Config> Config::parse(std::string_view text) {
+  Config c;
+  std::string why;
+  if (!parse_config(text, c, why)) return std::nullopt;
   return c;
+}
+
+std::string Config::parse_error(std::string_view text) {
+  Config c;
+  std::string why;
+  return parse_config(text, c, why) ? std::string() : why;
 }
 
 bool config_well_formed(const Config& c, std::string* why) {
@@ -96,6 +130,9 @@ bool config_well_formed(const Config& c, std::string* why) {
     if (why) *why = c.to_string() + ": " + msg;
     return false;
   };
+  if (c.family.too_long() || c.form.too_long()) return fail("family and form names have at most 22 characters");
+  if (!c.family.empty() && !valid_name(c.family.view())) return fail("the family name must be lower-case letters, digits and '_'");
+  if (!c.form.empty() && !valid_name(c.form.view())) return fail("the form name must be lower-case letters, digits and '_'");
   if (c.block_m <= 0 || c.block_n <= 0 || c.block_k <= 0 || c.block_m > 4096 || c.block_n > 8192 ||
       c.block_k > 4096)
     return fail("block sizes must be in 1..4096 (BLOCK_N up to 8192)");
@@ -104,7 +141,6 @@ bool config_well_formed(const Config& c, std::string* why) {
   if (c.warps < 1 || c.warps > 32) return fail("warps must be in 1..32");
   if (c.split_k < 1 || c.split_k > 64) return fail("split_k must be in 1..64");
   if (c.waves_per_eu < 0 || c.waves_per_eu > 64) return fail("waves_per_eu must be in 0..64");
-  if (c.extra < 0) return fail("the variant (-x) must be >= 0");
   return true;
 }
 

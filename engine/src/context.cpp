@@ -8,8 +8,14 @@
 #include <type_traits>
 #include <vector>
 
-#include "context_internal.hpp"
+#include <mutex>
+#include <set>
+#include <utility>
+
 #include "backend.hpp"
+#include "context_internal.hpp"
+#include "dispatch.hpp"
+#include "explain.hpp"
 #include "tuner.hpp"
 #include "validate.hpp"
 
@@ -20,6 +26,24 @@ using namespace omnigemm::detail;
 struct og_context {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Tuner> tuner;
+  // Memory handed out by og_memory_alloc (pointer or VkBuffer, kind), so that og_memory_free
+  // refuses anything else instead of handing it to the driver; freed with the context.
+  std::mutex allocations_mutex;
+  std::set<std::pair<uint64_t, int>> allocations;
+  std::vector<og_memory> allocation_list() {
+    std::vector<og_memory> out;
+    for (const auto& [handle, kind] : allocations) {
+      og_memory m{og_memory_kind(kind), nullptr, 0, 0};
+      if (kind == OG_MEMORY_VULKAN) m.vk_buffer = handle;
+      else m.ptr = reinterpret_cast<void*>(uintptr_t(handle));
+      out.push_back(m);
+    }
+    return out;
+  }
+  ~og_context() {
+    if (backend)
+      for (const og_memory& m : allocation_list()) backend->release(m);
+  }
 };
 
 namespace {
@@ -85,6 +109,20 @@ Status prepare(og_context* ctx, const og_gemm_desc* desc, Problem& p, Config& cf
   return ctx->tuner->choose(*ctx->backend, p, cfg);
 }
 
+// The allocation-registry key of memory from og_memory_alloc.
+std::pair<uint64_t, int> allocation_key(const og_memory& m) {
+  return {m.kind == OG_MEMORY_VULKAN ? m.vk_buffer : uint64_t(uintptr_t(m.ptr)), int(m.kind)};
+}
+
+// Refuses memory that og_memory_alloc did not hand out on ctx (the backend checks the range).
+Status check_owned(og_context* ctx, const og_memory& m, const char* what) {
+  if (!ctx) return error(StatusCode::invalid_argument, "null context");
+  std::lock_guard<std::mutex> lock(ctx->allocations_mutex);
+  if (!ctx->allocations.count(allocation_key(m)))
+    return error(StatusCode::invalid_argument, std::string(what) + ": the memory was not allocated by og_memory_alloc on this context");
+  return {};
+}
+
 // og_gemm_host: copy every present operand into device memory of the backend, run, copy D back.
 Status run_host(og_context* ctx, const og_gemm_desc* desc) {
   Problem p;
@@ -95,7 +133,7 @@ Status run_host(og_context* ctx, const og_gemm_desc* desc) {
     return error(StatusCode::invalid_argument, "og_gemm_host needs every operand in host memory (OG_MEMORY_HOST)");
   Backend& be = *ctx->backend;
   if (be.memory_kinds() & (1u << OG_MEMORY_HOST)) {
-    if (!(s = be.run(p, cfg, nullptr))) return s;
+    if (!(s = run_config(be, p, cfg, nullptr))) return s;
     return be.synchronize(nullptr);
   }
 
@@ -129,7 +167,7 @@ Status run_host(og_context* ctx, const og_gemm_desc* desc) {
     const int64_t elems = len + (p.batch - 1) * p.bias_batch_stride;
     if (!(r = stage(p.bias, elems, p.bias_dtype, true))) { cleanup(); return r; }
   }
-  if ((r = be.run(p, cfg, nullptr)) && (r = be.synchronize(nullptr))) {
+  if ((r = run_config(be, p, cfg, nullptr)) && (r = be.synchronize(nullptr))) {
     char* dst = static_cast<char*>(d_host.ptr) + d_host.offset;
     r = be.download(dst, p.d.mem, size_t(p.d.extent_elements(p.batch)) * size_t(dtype_bytes(p.d.dtype)));
   }
@@ -206,7 +244,7 @@ og_status og_gemm(og_context* ctx, const og_gemm_desc* desc) {
     Config cfg;
     Status s = prepare(ctx, desc, p, cfg);
     if (!s || p.empty()) return s;
-    if (!(s = ctx->backend->run(p, cfg, nullptr))) return s;
+    if (!(s = run_config(*ctx->backend, p, cfg, nullptr))) return s;
     return ctx->backend->synchronize(nullptr);
   });
 }
@@ -221,10 +259,10 @@ og_status og_gemm_async(og_context* ctx, const og_gemm_desc* desc, void* stream)
       if (stream) return error(StatusCode::invalid_argument,
                                std::string("backend ") + og_backend_name(ctx->backend->kind()) +
                                    " has no streams: pass stream = NULL (the call then runs synchronously)");
-      if (!(s = ctx->backend->run(p, cfg, nullptr))) return s;
+      if (!(s = run_config(*ctx->backend, p, cfg, nullptr))) return s;
       return ctx->backend->synchronize(nullptr);
     }
-    return ctx->backend->run(p, cfg, stream);
+    return run_config(*ctx->backend, p, cfg, stream);
   });
 }
 
@@ -285,6 +323,9 @@ og_status og_context_capabilities(const og_context* ctx, og_capabilities* out) {
     out->output_dtypes = be.output_dtypes();
     out->memory_kinds = be.memory_kinds();
     out->supports_async = be.supports_async() ? 1 : 0;
+    out->compute_units = be.device().limits.compute_units;
+    out->l2_bytes = be.device().limits.l2_bytes;
+    out->clock_ramp_ms = be.clock_ramp_ms();
     return {};
   });
 }
@@ -317,6 +358,86 @@ og_status og_context_check_dtypes(const og_context* ctx, og_dtype a, og_dtype b,
       return error(StatusCode::unsupported,
                    "backend " + bname + " on " + be.device().name + " writes outputs: " + dtype_list(be.output_dtypes()));
     return {};
+  });
+}
+
+og_status og_gemm_explain(og_context* ctx, const og_gemm_desc* desc, og_explanation* out) {
+  return guarded([&]() -> Status {
+    if (!out) return error(StatusCode::invalid_argument, "null explanation output");
+    std::memset(out, 0, sizeof *out);
+    if (!ctx) return error(StatusCode::invalid_argument, "null context");
+    if (!desc) return error(StatusCode::invalid_argument, "null gemm descriptor");
+    Problem p;
+    Status s = validate(*desc, p);
+    if (!s) return s;
+    if (!(s = check_backend_support(*ctx->backend, p))) return s;
+    return explain(*ctx->backend, *ctx->tuner, p, *out);
+  });
+}
+
+og_status og_memory_alloc(og_context* ctx, size_t bytes, og_memory* out) {
+  return guarded([&]() -> Status {
+    if (!ctx || !out) return error(StatusCode::invalid_argument, "null context or output");
+    *out = og_memory{OG_MEMORY_NONE, nullptr, 0, 0};
+    if (bytes == 0) return error(StatusCode::invalid_argument, "og_memory_alloc of 0 bytes");
+    if (bytes > (size_t(1) << 48)) return error(StatusCode::out_of_memory, "og_memory_alloc of " + std::to_string(bytes) + " bytes");
+    og_memory m{};
+    Status s = ctx->backend->allocate(bytes, m);
+    if (!s) return s;
+    std::lock_guard<std::mutex> lock(ctx->allocations_mutex);
+    ctx->allocations.insert(allocation_key(m));
+    *out = m;
+    return {};
+  });
+}
+
+og_status og_memory_free(og_context* ctx, og_memory mem) {
+  return guarded([&]() -> Status {
+    if (!ctx) return error(StatusCode::invalid_argument, "null context");
+    {
+      std::lock_guard<std::mutex> lock(ctx->allocations_mutex);
+      if (!ctx->allocations.erase(allocation_key(mem)))
+        return error(StatusCode::invalid_argument, "og_memory_free: the memory was not allocated by og_memory_alloc on this context");
+    }
+    ctx->backend->release(mem);
+    return {};
+  });
+}
+
+og_status og_memory_upload(og_context* ctx, og_memory dst, const void* src, size_t bytes) {
+  return guarded([&]() -> Status {
+    if (Status s = check_owned(ctx, dst, "og_memory_upload"); !s) return s;
+    if (!src && bytes) return error(StatusCode::invalid_argument, "og_memory_upload: null source");
+    return bytes ? ctx->backend->upload(dst, src, bytes) : Status{};
+  });
+}
+
+og_status og_memory_download(og_context* ctx, void* dst, og_memory src, size_t bytes) {
+  return guarded([&]() -> Status {
+    if (Status s = check_owned(ctx, src, "og_memory_download"); !s) return s;
+    if (!dst && bytes) return error(StatusCode::invalid_argument, "og_memory_download: null destination");
+    return bytes ? ctx->backend->download(dst, src, bytes) : Status{};
+  });
+}
+
+og_status og_context_synchronize(og_context* ctx, void* stream) {
+  return guarded([&]() -> Status {
+    if (!ctx) return error(StatusCode::invalid_argument, "null context");
+    return ctx->backend->synchronize(stream);
+  });
+}
+
+og_status og_context_time(og_context* ctx, og_launch_fn launch, void* user, double* ms) {
+  return guarded([&]() -> Status {
+    if (!ctx || !launch || !ms) return error(StatusCode::invalid_argument, "null context, launch function or output");
+    *ms = 0;
+    return ctx->backend->time_ms(
+        [&]() -> Status {
+          const og_status r = launch(user);
+          if (r == OG_OK) return {};
+          return Status{static_cast<StatusCode>(r), og_last_error_message()};
+        },
+        *ms);
   });
 }
 

@@ -44,39 +44,14 @@ std::string Tuner::problem_key(const Backend& be, const Problem& p) {
   return k;
 }
 
-Config Tuner::heuristic(const Backend& be, const Problem& p, const std::vector<Config>& cands) {
-  // Score = the fraction of the machine doing useful work (busy units across all waves, minus
-  // masked rows/columns at the edges, minus the fixed cost of split-K) x how well a tile
-  // amortises its loads (arithmetic intensity of a BM x BN tile grows with BM*BN/(BM+BN)).
-  const int units = be.device().limits.compute_units > 0 ? be.device().limits.compute_units : 1;
-  double best_score = -1;
-  Config best = cands.front();
-  for (const Config& c : cands) {
-    const double tm = std::ceil(double(p.m) / c.block_m), tn = std::ceil(double(p.n) / c.block_n);
-    const double tiles = tm * tn * double(p.batch) * c.split_k;
-    const double waves = std::ceil(tiles / units);
-    const double occupancy = tiles / (waves * units);
-    const double useful = double(p.m) * double(p.n) / (tm * c.block_m * tn * c.block_n);
-    const double intensity = double(c.block_m) * c.block_n / double(c.block_m + c.block_n);
-    // Split-K fills idle units with slices, but a split tile pays a fixed price (its partials'
-    // round trip through memory, one more epilogue) of about kSplitFixedSteps K-steps of a
-    // 128x64x64 tile, whatever the slice length: worth it only for long K. H100 (2026-11-23):
-    // 512^3 ran in 6.7 us unsplit and 9.4 us in 4 slices of 2 K-steps; 16x4096x14336 in 66 us
-    // unsplit and 54 us in 2 slices of 112. In another tile's K-steps the price scales with the
-    // bytes a step loads, (BM + BN) x BK, not with its FLOPs: the tiles that split are the
-    // skinny ones, whose steps stream operands. Scaled by FLOPs, a 32x128 tile's price was 48
-    // steps and kept 32x4096x4096 unsplit: 17.9 us, against 16.6 in 2 slices and 17.1 in 4
-    // (H100, 2026-11-24).
-    constexpr double kSplitFixedSteps = 24;
-    const double k_steps = std::max(1.0, std::ceil(double(p.k) / c.block_k));
-    const double slice_steps = std::ceil(k_steps / c.split_k);
-    const double fixed_steps =
-        c.split_k > 1 ? kSplitFixedSteps * ((128.0 + 64) * 64) / (double(c.block_m + c.block_n) * c.block_k) : 0.0;
-    const double split_efficiency = k_steps / (c.split_k * (slice_steps + fixed_steps));
-    const double score = occupancy * useful * split_efficiency * std::log2(1.0 + intensity);
-    if (score > best_score) { best_score = score; best = c; }
+const char* choice_source_name(ChoiceSource s) {
+  switch (s) {
+    case ChoiceSource::heuristic: return "cost model";
+    case ChoiceSource::tune_cache: return "tune cache";
+    case ChoiceSource::tuned: return "tuned now";
+    case ChoiceSource::forced: return "forced by the descriptor";
   }
-  return best;
+  return "?";
 }
 
 namespace {
@@ -264,30 +239,49 @@ Status Tuner::record(const std::string& key, const Config& config, double median
   return {};
 }
 
-Status Tuner::choose(Backend& be, const Problem& p, Config& out) {
-  if (p.forced_config) { out = *p.forced_config; return {}; }
-  std::vector<Config> cands = be.candidates(p);
-  if (cands.empty())
+Status Tuner::choose(Backend& be, const Problem& p, Config& out, ChoiceSource* source, bool allow_tuning) {
+  auto from = [&](ChoiceSource s) {
+    if (source) *source = s;
+    return Status{};
+  };
+  if (p.forced_config) {
+    out = *p.forced_config;
+    KernelFamily* f = nullptr;
+    Status s = resolve_family(be, p, out, f);
+    if (!s) return s;
+    return from(ChoiceSource::forced);
+  }
+  const std::vector<Candidate> ranked = rank_candidates(be, p);
+  if (ranked.empty())
     return error(StatusCode::unsupported, std::string("backend ") + og_backend_name(be.kind()) +
-                                              " has no config that fits this problem on " + be.device().name);
+                                              " has no kernel family and config that run this problem on " + be.device().name +
+                                              " (families of " + family_list(be) + ")");
   if (mode_ != OG_TUNE_OFF) {
     const std::string key = problem_key(be, p);
-    if (auto cached = lookup(key); cached && std::find(cands.begin(), cands.end(), *cached) != cands.end()) {
-      out = *cached;  // a cached config the backend no longer offers is ignored
-      return {};
+    if (auto cached = lookup(key)) {
+      // A cached config the backend no longer offers (or cannot run here) is ignored.
+      for (const Candidate& c : ranked)
+        if (c.config == *cached) {
+          out = *cached;
+          return from(ChoiceSource::tune_cache);
+        }
     }
-    if (mode_ == OG_TUNE_ON_MISS) {
+    if (mode_ == OG_TUNE_ON_MISS && allow_tuning) {
       Status s = tune(be, p, out);
-      if (s) return s;
-      std::fprintf(stderr, "omnigemm: tuning failed (%s); using the heuristic\n", s.message.c_str());
+      if (s) return from(ChoiceSource::tuned);
+      std::fprintf(stderr, "omnigemm: tuning failed (%s); using the cost model's choice\n", s.message.c_str());
     }
   }
-  out = heuristic(be, p, cands);
-  return {};
+  out = heuristic(ranked);
+  return from(ChoiceSource::heuristic);
 }
 
 Status Tuner::tune(Backend& be, const Problem& p, Config& best, const TuneOptions& opt) {
-  const std::vector<Config> cands = be.candidates(p);
+  // The candidates the cost model predicts within opt.window of its best (ranked fastest first).
+  std::vector<Config> cands;
+  const std::vector<Candidate> ranked = rank_candidates(be, p);
+  for (const Candidate& c : ranked)
+    if (c.cost.ms <= opt.window * ranked.front().cost.ms) cands.push_back(c.config);
   if (cands.empty())
     return error(StatusCode::unsupported, std::string("backend ") + og_backend_name(be.kind()) +
                                               " has no config that fits this problem");
@@ -330,10 +324,10 @@ Status Tuner::tune(Backend& be, const Problem& p, Config& best, const TuneOption
   const auto ramp_start = std::chrono::steady_clock::now();
   while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ramp_start).count() < be.clock_ramp_ms()) {
     double ms = 0;
-    if (!be.time_ms([&] { return be.run(rotation[next++ % rotation.size()], cands.front(), nullptr); }, ms)) break;
+    if (!be.time_ms([&] { return run_config(be, rotation[next++ % rotation.size()], cands.front(), nullptr); }, ms)) break;
   }
   for (const Config& c : cands) {
-    auto launch = [&] { return be.run(rotation[next++ % rotation.size()], c, nullptr); };
+    auto launch = [&] { return run_config(be, rotation[next++ % rotation.size()], c, nullptr); };
     Status r;
     for (int w = 0; w < opt.warmup && r; ++w) r = launch();
     if (r) r = be.synchronize(nullptr);

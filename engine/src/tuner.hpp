@@ -1,5 +1,5 @@
-// Config choice: a versioned on-disk cache of timed results, the timing loop that fills it, and a
-// wave-quantisation-aware heuristic for problems without a cache entry.
+// Config choice: a versioned on-disk cache of timed results, the timing loop that fills it, and the
+// cost model's ranking (dispatch.hpp) for problems without a cache entry.
 #pragma once
 
 #include <map>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
+#include "dispatch.hpp"
 
 namespace omnigemm::detail {
 
@@ -16,22 +16,31 @@ struct TuneOptions {
   int warmup = 3;
   int repeats = 10;                // median of these
   long long rotate_bytes = 0;      // rotating input sets until their size exceeds this (0: 2 x L2)
+  // Candidates timed: those the cost model predicts within this factor of its best.
+  double window = 3.0;
 };
+
+// Where a chosen config came from.
+enum class ChoiceSource { heuristic, tune_cache, tuned, forced };
+const char* choice_source_name(ChoiceSource s);
 
 class Tuner {
  public:
   Tuner(std::string cache_path, og_tune_mode mode);
 
-  // The config to run `p` with: the forced one, else the cache entry, else (in on-miss mode) a
-  // fresh tuning run, else the heuristic.
-  Status choose(Backend& backend, const Problem& p, Config& out);
+  // The config to run `p` with (its family named): the forced one, else the cache entry, else
+  // (in on-miss mode, unless `allow_tuning` is false) a fresh tuning run, else the cost model's
+  // first choice. `source` (optional) says which.
+  Status choose(Backend& backend, const Problem& p, Config& out, ChoiceSource* source = nullptr,
+                bool allow_tuning = true);
 
-  // Time every candidate on scratch buffers and store the best in the cache.
+  // Time the candidates on scratch buffers and store the best in the cache.
   Status tune(Backend& backend, const Problem& p, Config& best, const TuneOptions& opt = {});
 
   // Problem key: backend, device name + driver, M, N, K, batch, dtypes, layouts, epilogue.
   static std::string problem_key(const Backend& backend, const Problem& p);
-  static Config heuristic(const Backend& backend, const Problem& p, const std::vector<Config>& candidates);
+  // The cost model's first choice among `ranked` (rank_candidates' order): its first entry.
+  static Config heuristic(const std::vector<Candidate>& ranked) { return ranked.front().config; }
 
   // The cache, by problem key. lookup() loads the file on first use; record() merges one entry
   // into the file under an exclusive lock and replaces it atomically (temp file + rename), so
@@ -40,6 +49,7 @@ class Tuner {
   Status record(const std::string& key, const Config& config, double median_ms);
 
   const std::string& cache_path() const { return cache_path_; }
+  og_tune_mode mode() const { return mode_; }
 
   struct Entry {
     Config config;
@@ -60,7 +70,9 @@ class Tuner {
 
 // Cache file text <-> entries. parse returns false (and why) for a foreign, corrupt or
 // truncated file: such a file is ignored as a whole, never used in part.
-inline constexpr const char* kTuneCacheHeader = "omnigemm-tune-cache v1";
+// v2: configs name their kernel family ("sm90_wgmma:128x256x64-..."); a v1 file is ignored with a
+// warning and rewritten on the next record.
+inline constexpr const char* kTuneCacheHeader = "omnigemm-tune-cache v2";
 bool parse_tune_cache(const std::string& text, std::map<std::string, Tuner::Entry>& out, std::string& why);
 std::string format_tune_cache(const std::map<std::string, Tuner::Entry>& entries);
 

@@ -215,7 +215,8 @@ Status validate(const og_gemm_desc& desc, Problem& p) {
   if (desc.config) {
     auto cfg = Config::parse(desc.config);
     if (!cfg) return invalid(std::string("config \"") + desc.config +
-                             "\" is not of the form BMxBNxBK[-g#][-s#][-w#][-e#][-k#][-x#] with valid values");
+                             "\" is not of the form [family:]BMxBNxBK[-g#][-s#][-w#][-e#][-k#][-form] with valid values: " +
+                             Config::parse_error(desc.config));
     p.forced_config = cfg;
   }
 

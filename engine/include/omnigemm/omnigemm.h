@@ -201,12 +201,61 @@ typedef struct og_capabilities {
   uint32_t output_dtypes;  /* bit (1 << og_dtype) set for each accepted D dtype */
   uint32_t memory_kinds;   /* bit (1 << og_memory_kind) set for each accepted operand memory */
   int supports_async;
+  int compute_units;        /* SMs / CUs / CPU threads */
+  int64_t l2_bytes;         /* last-level cache shared by the compute units (0: unknown) */
+  double clock_ramp_ms;     /* how long to keep the device busy before timings mean anything */
 } og_capabilities;
 OG_API og_status og_context_capabilities(const og_context* ctx, og_capabilities* out);
 /* Is this backend compiled in and does it find a device? (Does not keep a context.) */
 OG_API int og_backend_available(og_backend backend);
 /* OG_OK if (a, b) -> d runs on this context; otherwise the message names what is supported. */
 OG_API og_status og_context_check_dtypes(const og_context* ctx, og_dtype a, og_dtype b, og_dtype d);
+
+/* ---- Explain: which backend, kernel family and config a call would run, and why. ---------- */
+typedef enum og_choice_source {
+  OG_CHOICE_COST_MODEL = 0, /* the cost model's first choice (no usable tune-cache entry) */
+  OG_CHOICE_TUNE_CACHE = 1, /* a timed result from the tune cache */
+  OG_CHOICE_FORCED = 2,     /* desc->config */
+  OG_CHOICE_TUNED = 3       /* timed by this call (og_gemm in OG_TUNE_ON_MISS mode); explain never times */
+} og_choice_source;
+
+typedef struct og_explanation {
+  og_backend backend;
+  char family[64];          /* qualified kernel family, e.g. "cuda.sm90_wgmma" */
+  char config[128];         /* its config's text form, usable as desc->config */
+  og_choice_source source;
+  double predicted_ms;      /* the cost model's estimate (relative units where the device's peak is unknown) */
+  int64_t grid[3];          /* the planned launch: workgroups, */
+  int cluster;              /* workgroups per cluster (1: none), */
+  int threads;              /* threads per workgroup, */
+  int64_t shared_bytes;     /* shared memory per workgroup, */
+  int64_t workspace_bytes;  /* and device workspace */
+  char report[8192];        /* readable report: the choice and why, the plan, the runners-up and every
+                               other family's reason for not running it (truncated with "..." if longer) */
+} og_explanation;
+
+/* What og_gemm would run for this descriptor, without running or timing anything. A descriptor
+ * og_gemm would refuse gets the same status and message. An empty problem (M, N or batch 0)
+ * explains that nothing runs. */
+OG_API og_status og_gemm_explain(og_context* ctx, const og_gemm_desc* desc, og_explanation* out);
+
+/* ---- Memory of the context's backend and device timing (for tools and benchmarks). ------- */
+/* Allocates `bytes` of device memory of the context's backend (host memory on the CPU backend):
+ * OG_MEMORY_CUDA / HIP pointers, or a VkBuffer for Vulkan. Free it with og_memory_free on the
+ * same context, before destroying the context. */
+OG_API og_status og_memory_alloc(og_context* ctx, size_t bytes, og_memory* out);
+/* Frees memory from og_memory_alloc on this context; anything else is refused (invalid_argument). */
+OG_API og_status og_memory_free(og_context* ctx, og_memory mem);
+/* Blocking copies between host memory and memory from og_memory_alloc (offset included). */
+OG_API og_status og_memory_upload(og_context* ctx, og_memory dst, const void* src, size_t bytes);
+OG_API og_status og_memory_download(og_context* ctx, void* dst, og_memory src, size_t bytes);
+/* Waits for the work enqueued on `stream` (NULL: the backend's default queue). */
+OG_API og_status og_context_synchronize(og_context* ctx, void* stream);
+/* Device time in milliseconds of the work `launch(user)` enqueues on the backend's default queue
+ * (CUDA: the legacy default stream, timed with events; Vulkan: timestamp queries; CPU: the host
+ * clock). launch's own failure status is returned as is. */
+typedef og_status (*og_launch_fn)(void* user);
+OG_API og_status og_context_time(og_context* ctx, og_launch_fn launch, void* user, double* ms);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -156,6 +156,14 @@ struct Capabilities {
   bool accepts_output(Dtype d) const { return raw.output_dtypes & (1u << static_cast<int>(d)); }
 };
 
+// og_gemm_explain's answer (see omnigemm.h).
+struct Explanation {
+  og_explanation raw{};
+  std::string family() const { return raw.family; }
+  std::string config() const { return raw.config; }
+  std::string report() const { return raw.report; }
+};
+
 // Either a value or a failed Status (std::expected arrives only in C++23).
 template <class T>
 class Result {
@@ -219,6 +227,14 @@ class Context {
     og_status s = og_context_capabilities(ctx_, &c.raw);
     if (s != OG_OK) return Status::from_c(s);
     return c;
+  }
+  // What run(g) would run (backend, kernel family, config, plan) and why; runs and times nothing.
+  Result<Explanation> explain(const Gemm& g) {
+    auto d = g.to_c();
+    Explanation e;
+    og_status s = og_gemm_explain(ctx_, &d, &e.raw);
+    if (s != OG_OK) return Status::from_c(s);
+    return e;
   }
   og_context* c_handle() const { return ctx_; }
 

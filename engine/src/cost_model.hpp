@@ -1,0 +1,30 @@
+// The cost model that ranks (family, config) pairs for a problem: a predicted time from the
+// device's limits (compute units, peak rates) and the family's hints. It ranks; it does not
+// promise times (the tuner measures them where the caller asks for tuning).
+#pragma once
+
+#include "config_space.hpp"
+#include "kernel_family.hpp"
+#include "problem.hpp"
+
+namespace omnigemm::detail {
+
+// The terms of one prediction, for explain.
+struct CostTerms {
+  double waves = 0;       // waves of work items over the compute units
+  double occupancy = 0;   // busy units across those waves
+  double useful = 0;      // share of the tiles' area inside the output (edge tiles are padded)
+  double split = 1;       // K-steps worth of work against K-steps paid, split-K's fixed price included
+  double intensity = 0;   // the tile's arithmetic intensity term, relative to a 128x256 tile
+  double rate_tflops = 0; // the predicted rate
+  double ms = 0;          // the predicted time (relative units when the device's peak is unknown)
+};
+
+// The dense peak rate (TFLOP/s) of the device for p's inputs; 1 when unknown.
+double peak_tflops(const DeviceLimits& limits, const Problem& p);
+
+// Predicted time of p with c: FLOPs over (peak x family efficiency x factor x the tile terms).
+// A hint factor of 0 (not offered) predicts an infinite time.
+CostTerms predict(const Problem& p, const Config& c, const CostHints& hints, const DeviceLimits& limits);
+
+}  // namespace omnigemm::detail

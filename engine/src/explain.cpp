@@ -1,0 +1,120 @@
+#include "explain.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "dispatch.hpp"
+
+namespace omnigemm::detail {
+
+namespace {
+
+void copy_text(char* dst, size_t size, const std::string& src) {
+  if (src.size() < size) {
+    std::memcpy(dst, src.c_str(), src.size() + 1);
+    return;
+  }
+  std::memcpy(dst, src.data(), size - 4);
+  std::memcpy(dst + size - 4, "...", 4);
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+og_choice_source public_source(ChoiceSource s) {
+  switch (s) {
+    case ChoiceSource::tune_cache: return OG_CHOICE_TUNE_CACHE;
+    case ChoiceSource::forced: return OG_CHOICE_FORCED;
+    case ChoiceSource::tuned: return OG_CHOICE_TUNED;
+    case ChoiceSource::heuristic: break;
+  }
+  return OG_CHOICE_COST_MODEL;
+}
+
+std::string describe_cost(const CostTerms& t) {
+  return "predicted " + fixed(t.ms * 1000, 2) + " us at " + fixed(t.rate_tflops, 1) + " TFLOP/s (waves " + fixed(t.waves, 0) +
+         ", occupancy " + fixed(t.occupancy, 2) + ", useful " + fixed(t.useful, 2) + ", split " + fixed(t.split, 2) +
+         ", intensity " + fixed(t.intensity, 2) + ")";
+}
+
+}  // namespace
+
+Status explain(Backend& be, Tuner& tuner, const Problem& p, og_explanation& out) {
+  const std::string backend = og_backend_name(be.kind());
+  out.backend = be.kind();
+  std::string r = "backend " + backend + " on " + be.device().name + " (" + be.device().driver + ")\n";
+  r += "problem M=" + std::to_string(p.m) + " N=" + std::to_string(p.n) + " K=" + std::to_string(p.k) +
+       " batch=" + std::to_string(p.batch) + ", " + og_dtype_name(p.a.dtype) + " x " + og_dtype_name(p.b.dtype) + " -> " +
+       og_dtype_name(p.d.dtype) + "\n";
+  if (p.empty()) {
+    r += "nothing runs: the problem is empty (M, N or batch is 0)\n";
+    copy_text(out.report, sizeof out.report, r);
+    return {};
+  }
+  Config cfg;
+  ChoiceSource source = ChoiceSource::heuristic;
+  Status s = tuner.choose(be, p, cfg, &source, /*allow_tuning=*/false);
+  if (!s) return s;
+  KernelFamily* family = nullptr;
+  if (!(s = resolve_family(be, p, cfg, family))) return s;
+  PlanSummary plan;
+  if (!(s = family->describe(p, cfg, plan))) return s;
+
+  const std::vector<Candidate> ranked = rank_candidates(be, p);
+  out.source = public_source(source);
+  copy_text(out.family, sizeof out.family, backend + "." + family->name());
+  copy_text(out.config, sizeof out.config, cfg.to_string());
+  for (int i = 0; i < 3; ++i) out.grid[i] = plan.grid[i];
+  out.cluster = plan.cluster;
+  out.threads = plan.threads;
+  out.shared_bytes = plan.shared_bytes;
+  out.workspace_bytes = plan.workspace_bytes;
+  const CostTerms chosen = predict(p, cfg, family->hints(p, cfg), be.device().limits);
+  out.predicted_ms = chosen.ms;
+
+  r += "runs " + backend + "." + family->name() + " " + cfg.to_string() + "\n";
+  r += "chosen by: " + std::string(choice_source_name(source));
+  if (source == ChoiceSource::heuristic && tuner.mode() == OG_TUNE_ON_MISS) r += " (OG_TUNE_ON_MISS: og_gemm times the candidates on its first call)";
+  r += "\ncost model: " + describe_cost(chosen) + "\n";
+  const CostHints hints = family->hints(p, cfg);
+  if (hints.note) r += "family hint: " + std::string(hints.note) + "\n";
+  r += "launch: grid " + std::to_string(plan.grid[0]) + "x" + std::to_string(plan.grid[1]) + "x" + std::to_string(plan.grid[2]) +
+       ", " + std::to_string(plan.threads) + " threads, cluster " + std::to_string(plan.cluster) + ", " +
+       std::to_string(plan.shared_bytes) + " B shared, " + std::to_string(plan.workspace_bytes) + " B workspace";
+  if (!plan.notes.empty()) r += "; " + plan.notes;
+  r += "\nrunners-up:\n";
+  int listed = 0;
+  for (const Candidate& c : ranked) {
+    if (c.config == cfg) continue;
+    if (++listed > 4) break;
+    r += "  " + std::string(c.family->name()) + " " + c.config.to_string() + ": " + describe_cost(c.cost) + "\n";
+  }
+  if (listed == 0) r += "  none\n";
+  r += "other families:\n";
+  for (const KernelFamily* f : be.families()) {
+    if (f == family) continue;
+    int offered = 0;
+    for (const Candidate& c : ranked) offered += c.family == f;
+    if (offered) {
+      r += "  " + std::string(f->name()) + ": " + std::to_string(offered) + " config(s) can run it, predicted slower\n";
+      continue;
+    }
+    // The first refusal of the family's table says why (the rules repeat across its rows).
+    std::string why = "no configs";
+    for (const Config& c : f->configs()) {
+      Status cs = f->can_implement(p, c);
+      if (!cs) { why = cs.message; break; }
+      const CostHints h = f->hints(p, c);
+      if (!(h.factor > 0)) { why = std::string("not offered: ") + (h.note ? h.note : "by the family's hints"); break; }
+    }
+    r += "  " + std::string(f->name()) + ": " + why + "\n";
+  }
+  copy_text(out.report, sizeof out.report, r);
+  return {};
+}
+
+}  // namespace omnigemm::detail
