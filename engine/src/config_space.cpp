@@ -63,7 +63,8 @@ bool parse_config(std::string_view text, Config& c, std::string& why) {
     bool numeric = token.size() >= 2 && is_lower(token[0]);
     for (size_t i = 1; numeric && i < token.size(); ++i) numeric = is_digit(token[i]);
     if (!numeric) {
-      if ((seen & 64u) || !valid_name(token) || token.size() >= size_t(ShortName::kCapacity - 1)) {
+      // A form name has two or more characters: a lone letter is a numeric field's key.
+      if ((seen & 64u) || token.size() < 2 || !valid_name(token) || token.size() >= size_t(ShortName::kCapacity - 1)) {
         why = (seen & 64u) ? "a config names at most one form" : "'" + std::string(token) + "' is not a field or a form name";
         return false;
       }
@@ -132,7 +133,8 @@ bool config_well_formed(const Config& c, std::string* why) {
   };
   if (c.family.too_long() || c.form.too_long()) return fail("family and form names have at most 22 characters");
   if (!c.family.empty() && !valid_name(c.family.view())) return fail("the family name must be lower-case letters, digits and '_'");
-  if (!c.form.empty() && !valid_name(c.form.view())) return fail("the form name must be lower-case letters, digits and '_'");
+  if (!c.form.empty() && (c.form.view().size() < 2 || !valid_name(c.form.view())))
+    return fail("the form name must be two or more lower-case letters, digits and '_'");
   if (c.block_m <= 0 || c.block_n <= 0 || c.block_k <= 0 || c.block_m > 4096 || c.block_n > 8192 ||
       c.block_k > 4096)
     return fail("block sizes must be in 1..4096 (BLOCK_N up to 8192)");

@@ -7,22 +7,24 @@
 #include <vector>
 
 #include "config_space.hpp"
+#include "family_tables.hpp"
 #include "gemm_check.hpp"
 
 using omnigemm::detail::Config;
 using omnigemm::detail::config_fits;
-using omnigemm::detail::config_table;
 using omnigemm::detail::DeviceLimits;
+using omnigemm::test::family_table;
+using omnigemm::test::family_tables;
 
-TEST_CASE("config space: the CUDA table is SEEDS.md's list verbatim") {
+TEST_CASE("config space: the cuda.simt table is the tutorial's CUDA list verbatim") {
   // (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps), in SEEDS.md's order.
   const std::vector<std::tuple<int, int, int, int, int, int>> seeds = {
       {128, 256, 64, 8, 3, 8}, {64, 256, 32, 8, 4, 4},  {128, 128, 32, 8, 4, 4}, {128, 64, 32, 8, 4, 4},
       {64, 128, 32, 8, 4, 4},  {128, 32, 32, 8, 4, 4},  {64, 32, 32, 8, 5, 2},   {32, 64, 32, 8, 5, 2},
       {128, 256, 128, 8, 3, 8}, {256, 128, 128, 8, 3, 8}, {256, 64, 128, 8, 4, 4}, {64, 256, 128, 8, 4, 4},
       {128, 128, 128, 8, 4, 4}, {128, 64, 64, 8, 4, 4},  {64, 128, 64, 8, 4, 4},  {128, 32, 64, 8, 4, 4}};
-  auto table = config_table(OG_BACKEND_CUDA);
-  REQUIRE(table.size() >= seeds.size());  // backend-specific rows may follow the SEEDS.md ones
+  auto table = family_table("cuda.simt");
+  REQUIRE(table.size() == seeds.size());
   for (size_t i = 0; i < seeds.size(); ++i) {
     const Config& c = table[i];
     CAPTURE(i);
@@ -32,11 +34,11 @@ TEST_CASE("config space: the CUDA table is SEEDS.md's list verbatim") {
   }
 }
 
-TEST_CASE("config space: the HIP table is SEEDS.md's MI200 list verbatim, num_stages 0") {
+TEST_CASE("config space: the hip.gfx90a_mfma table is the tutorial's MI200 list verbatim, num_stages 0") {
   // (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, waves_per_eu, num_warps)
   const std::vector<std::tuple<int, int, int, int, int, int>> seeds = {
       {128, 256, 16, 1, 2, 4}, {256, 256, 16, 4, 2, 8}, {128, 128, 32, 1, 2, 8}, {64, 128, 32, 8, 3, 4}, {64, 64, 32, 1, 8, 4}};
-  auto table = config_table(OG_BACKEND_HIP);
+  auto table = family_table("hip.gfx90a_mfma");
   REQUIRE(table.size() == seeds.size());
   for (size_t i = 0; i < seeds.size(); ++i) {
     const Config& c = table[i];
@@ -46,8 +48,8 @@ TEST_CASE("config space: the HIP table is SEEDS.md's MI200 list verbatim, num_st
 }
 
 TEST_CASE("config space: the text form round-trips for every row of every table") {
-  for (og_backend b : {OG_BACKEND_CPU, OG_BACKEND_VULKAN, OG_BACKEND_CUDA, OG_BACKEND_HIP}) {
-    auto table = config_table(b);
+  for (const auto& [family, table] : family_tables()) {
+    CAPTURE(family);
     CHECK_FALSE(table.empty());
     for (const Config& c : table) {
       const std::string text = c.to_string();
@@ -57,11 +59,32 @@ TEST_CASE("config space: the text form round-trips for every row of every table"
       CHECK(*back == c);
     }
   }
-  CHECK(config_table(OG_BACKEND_CUDA)[0].to_string() == "128x256x64-g8-s3-w8");
-  CHECK(config_table(OG_BACKEND_HIP)[0].to_string() == "128x256x16-g1-s0-w4-e2");
+  CHECK(family_table("cuda.simt")[0].to_string() == "simt:128x256x64-g8-s3-w8");
+  CHECK(family_table("cuda.sm90_wgmma")[0].to_string() == "sm90_wgmma:128x256x64-g16-s4-w12-coop");
+  CHECK(family_table("hip.gfx90a_mfma")[0].to_string() == "gfx90a_mfma:128x256x16-g1-s0-w4-e2");
   Config k;
-  k.block_m = 64; k.block_n = 32; k.block_k = 16; k.split_k = 4; k.extra = 2;
-  CHECK(k.to_string() == "64x32x16-g8-s1-w4-k4-x2");
+  k.block_m = 64; k.block_n = 32; k.block_k = 16; k.split_k = 4; k.form = "swap";
+  CHECK(k.to_string() == "64x32x16-g8-s1-w4-k4-swap");
+  k.family = "sm90_wgmma";
+  CHECK(k.to_string() == "sm90_wgmma:64x32x16-g8-s1-w4-k4-swap");
+  CHECK(Config::parse("sm90_wgmma:64x32x16-g8-s1-w4-k4-swap") == k);
+}
+
+TEST_CASE("config space: family and form names") {
+  // Fields and the form in any order; the form may stand before numeric fields.
+  auto c = Config::parse("sm90_wgmma:128x64x64-swap-k2-s8-w12");
+  REQUIRE(c.has_value());
+  CHECK(c->family == "sm90_wgmma");
+  CHECK(c->form == "swap");
+  CHECK(c->split_k == 2);
+  for (const char* bad : {"Sm90:128x128x32", "9abc:128x128x32", ":128x128x32", "a b:128x128x32", "x:y:128x128x32",
+                          "128x128x32-coop-swap", "128x128x32-Coop", "128x128x32-x1", "128x128x32-co op",
+                          "abcdefghijklmnopqrstuvwxyz:128x128x32", "128x128x32-abcdefghijklmnopqrstuvwxyz"}) {
+    CHECK_MESSAGE(!Config::parse(bad).has_value(), bad);
+    CHECK_MESSAGE(!Config::parse_error(bad).empty(), bad);
+  }
+  CHECK(Config::parse_error("128x128x32-x1").find("family") != std::string::npos);  // says what replaced -x
+  CHECK(Config::parse_error("sm90_wgmma:128x256x64-g16-s4-w12-coop").empty());
 }
 
 TEST_CASE("config space: parse rejects malformed text and never crashes on random input") {
@@ -111,14 +134,14 @@ TEST_CASE("config space: validity rules follow device limits") {
   mi200.warp_size = 64;
   mi200.max_waves_per_eu = 8;
   mi200.registers_per_lane_total = 512;
-  for (const Config& c : config_table(OG_BACKEND_HIP)) CHECK_MESSAGE(config_fits(c, mi200, 2, &why), why);
+  for (const Config& c : family_table("hip.gfx90a_mfma")) CHECK_MESSAGE(config_fits(c, mi200, 2, &why), why);
   Config greedy = *Config::parse("256x256x16-g4-s0-w8-e8");  // 128 accumulators but 512/8 = 64 registers
   CHECK_FALSE(config_fits(greedy, mi200, 2, &why));
   CHECK(why.find("waves_per_eu") != std::string::npos);
   Config too_many = *Config::parse("64x64x32-g1-s0-w4-e9");
   CHECK_FALSE(config_fits(too_many, mi200, 2, &why));
   // waves_per_eu means nothing to an NVIDIA device.
-  CHECK_FALSE(config_fits(config_table(OG_BACKEND_HIP)[3], h100, 2, &why));
+  CHECK_FALSE(config_fits(family_table("hip.gfx90a_mfma")[3], h100, 2, &why));
   CHECK(why.find("AMD") != std::string::npos);
 }
 
@@ -133,19 +156,24 @@ TEST_CASE("config space: parse survives arbitrary bytes and single-character mut
   }
   // Mutating one character of a valid text: either rejected or a well-formed config that
   // round-trips; truncations of a valid text with optional fields cut mid-field are rejected.
-  for (og_backend b : {OG_BACKEND_CPU, OG_BACKEND_VULKAN, OG_BACKEND_CUDA, OG_BACKEND_HIP})
-    for (const Config& row : config_table(b)) {
+  for (const auto& [family, table] : family_tables())
+    for (const Config& row : table) {
       const std::string text = row.to_string();
       for (size_t pos = 0; pos < text.size(); ++pos) {
         std::string m = text;
         m[pos] = char(byte(g));
         auto c = Config::parse(m);
         if (c) CHECK(Config::parse(c->to_string()) == c);
+        // A cut inside the family name, the tile or a numeric field is rejected (a cut inside
+        // the form's name leaves a shorter, well-formed form name).
         const std::string cut = text.substr(0, pos);
-        if (!cut.empty() && (cut.back() == '-' || cut.back() == 'x' || std::isalpha(static_cast<unsigned char>(cut.back()))))
+        const bool in_form = !row.form.empty() && pos > text.size() - row.form.view().size();
+        if (!cut.empty() && !in_form &&
+            (cut.back() == '-' || cut.back() == 'x' || cut.back() == ':' || std::isalpha(static_cast<unsigned char>(cut.back()))))
           CHECK_MESSAGE(!Config::parse(cut).has_value(), cut);
       }
       CHECK_FALSE(Config::parse(text + "-").has_value());
-      CHECK_FALSE(Config::parse(text + "0000000000000").has_value());  // an int overflow, not a wrap
+      if (row.form.empty()) CHECK_FALSE(Config::parse(text + "0000000000000").has_value());  // an int overflow, not a wrap
+      else CHECK_FALSE(Config::parse(text + "-k0000000000000").has_value());
     }
 }

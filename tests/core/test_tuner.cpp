@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "gemm_check.hpp"
+#include "dispatch.hpp"
 #include "tuner.hpp"
 #include "validate.hpp"
 
@@ -58,23 +59,47 @@ struct HostProblem {
   }
 };
 
+// The inner backend's first family, offering `offered` instead of its own table when set.
+class OfferedFamily final : public KernelFamily {
+ public:
+  explicit OfferedFamily(KernelFamily& inner) : inner_(inner) {}
+  std::vector<Config> offered;
+  const char* name() const override { return inner_.name(); }
+  std::span<const Config> configs() const override { return offered.empty() ? inner_.configs() : std::span<const Config>(offered); }
+  Status can_implement(const Problem& p, const Config& c) const override { return inner_.can_implement(p, c); }
+  Status describe(const Problem& p, const Config& c, PlanSummary& out) const override { return inner_.describe(p, c, out); }
+  Status run(const Problem& p, const Config& c, void* s) override { return inner_.run(p, c, s); }
+
+ private:
+  KernelFamily& inner_;
+};
+
 // Wraps a backend and counts timed launches, to tell a cache hit from a tuning run.
 class CountingBackend final : public Backend {
  public:
-  CountingBackend(std::unique_ptr<Backend> inner, int compute_units = 0) : inner_(std::move(inner)), info_(inner_->device()) {
+  CountingBackend(std::unique_ptr<Backend> inner, int compute_units = 0)
+      : inner_(std::move(inner)), info_(inner_->device()), family_(*inner_->families()[0]) {
     if (compute_units) info_.limits.compute_units = compute_units;
   }
   std::atomic<int> timed{0};
-  std::vector<Config> offered;  // when non-empty, replaces the inner candidates
+  // Replaces the family's table (the configs are given without a family name; it is added).
+  void offer(std::vector<Config> configs) {
+    for (Config& c : configs) c.family = family_.name();
+    family_.offered = std::move(configs);
+  }
+  const std::vector<Config>& offered() const { return family_.offered; }
+  std::vector<Config> candidates(const Problem& p) const {
+    std::vector<Config> out;
+    for (const Candidate& c : rank_candidates(*this, p)) out.push_back(c.config);
+    return out;
+  }
+  Config first_choice(const Problem& p) const { return Tuner::heuristic(rank_candidates(*this, p)); }
   og_backend kind() const override { return inner_->kind(); }
   const DeviceInfo& device() const override { return info_; }
   uint32_t input_dtypes() const override { return inner_->input_dtypes(); }
   uint32_t output_dtypes() const override { return inner_->output_dtypes(); }
   uint32_t memory_kinds() const override { return inner_->memory_kinds(); }
-  std::vector<Config> candidates(const Problem& p) const override {
-    return offered.empty() ? inner_->candidates(p) : offered;
-  }
-  Status run(const Problem& p, const Config& c, void* s) override { return inner_->run(p, c, s); }
+  std::span<KernelFamily* const> families() const override { return families_; }
   Status synchronize(void* s) override { return inner_->synchronize(s); }
   Status allocate(size_t n, og_memory& m) override { return inner_->allocate(n, m); }
   void release(const og_memory& m) override { inner_->release(m); }
@@ -88,6 +113,8 @@ class CountingBackend final : public Backend {
  private:
   std::unique_ptr<Backend> inner_;
   DeviceInfo info_;
+  OfferedFamily family_;
+  KernelFamily* const families_[1] = {&family_};
 };
 
 }  // namespace
@@ -139,7 +166,7 @@ TEST_CASE("tuner: cache-only mode never times; off mode ignores the cache; force
 
   Tuner off(path, OG_TUNE_OFF);
   REQUIRE(off.choose(be, hp.p, c).ok());
-  CHECK(c == Tuner::heuristic(be, hp.p, cands));
+  CHECK(c == be.first_choice(hp.p));
 
   Problem forced = hp.p;
   forced.forced_config = cands.front();
@@ -149,7 +176,7 @@ TEST_CASE("tuner: cache-only mode never times; off mode ignores the cache; force
   // A miss in cache-only mode falls back to the heuristic, without timing.
   HostProblem other(33, 31, 7);
   REQUIRE(only.choose(be, other.p, c).ok());
-  CHECK(c == Tuner::heuristic(be, other.p, be.candidates(other.p)));
+  CHECK(c == be.first_choice(other.p));
   CHECK(be.timed.load() == 0);
 }
 
@@ -170,10 +197,11 @@ TEST_CASE("tuner: corrupt or foreign cache files are ignored with a warning, the
   const char* bad_files[] = {
       "\x01\x02garbage\xff\n",
       "omnigemm-tune-cache v0\nkey\t64x64x16-g8-s1-w4\t1.0\t5\n",        // foreign version
-      "omnigemm-tune-cache v1\nkey\t64x64x16-g8-s1-w4\t1.0\n",           // missing field
-      "omnigemm-tune-cache v1\nkey\tnot-a-config\t1.0\t5\n",              // bad config
-      "omnigemm-tune-cache v1\nkey\t64x64x16-g8-s1-w4\tnan\t5\n",         // bad time
-      "omnigemm-tune-cache v1\nkey\t64x64x16-g8-s1-w4\t1.0\t5",           // truncated
+      "omnigemm-tune-cache v1\nkey\t64x64x16-g8-s1-w4-x1\t1.0\t5\n",     // the version before kernel families
+      "omnigemm-tune-cache v2\nkey\t64x64x16-g8-s1-w4\t1.0\n",           // missing field
+      "omnigemm-tune-cache v2\nkey\tnot-a-config\t1.0\t5\n",              // bad config
+      "omnigemm-tune-cache v2\nkey\t64x64x16-g8-s1-w4\tnan\t5\n",         // bad time
+      "omnigemm-tune-cache v2\nkey\t64x64x16-g8-s1-w4\t1.0\t5",           // truncated
   };
   for (const char* bad : bad_files) {
     CAPTURE(bad);
@@ -263,40 +291,40 @@ TEST_CASE("tuner: the problem key names backend, device, driver, sizes, dtypes, 
 
 TEST_CASE("tuner: the heuristic is wave-quantisation aware") {
   CountingBackend be(cpu_backend(), /*compute_units=*/132);
-  be.offered = {*Config::parse("128x128x64-g8-s3-w4"), *Config::parse("64x128x64-g8-s3-w4")};
+  be.offer({*Config::parse("128x128x64-g8-s3-w4"), *Config::parse("64x128x64-g8-s3-w4")});
   // 1536 x 1408: 12 x 11 = 132 tiles of 128x128 (one full wave) vs 264 tiles of 64x128 (two
   // full waves of smaller, less efficient tiles): the larger tile wins.
   HostProblem full(1536, 1408, 8);
-  CHECK(Tuner::heuristic(be, full.p, be.offered) == be.offered[0]);
+  CHECK(be.first_choice(full.p) == be.offered()[0]);
   // 256 x 1408: 22 tiles of 128x128 leave 110 of 132 units idle; 44 tiles of 64x128 use twice
   // as many units, which outweighs their lower arithmetic intensity.
   HostProblem small(256, 1408, 8);
-  CHECK(Tuner::heuristic(be, small.p, be.offered) == be.offered[1]);
+  CHECK(be.first_choice(small.p) == be.offered()[1]);
 }
 
 TEST_CASE("tuner: the heuristic splits K only where slices fill idle units") {
   CountingBackend be(cpu_backend(), /*compute_units=*/132);
-  be.offered = {*Config::parse("128x64x64-g8-s8-w12"), *Config::parse("128x64x64-g8-s8-w12-k2"),
-                *Config::parse("128x64x64-g8-s8-w12-k4")};
+  be.offer({*Config::parse("128x64x64-g8-s8-w12"), *Config::parse("128x64x64-g8-s8-w12-k2"),
+                *Config::parse("128x64x64-g8-s8-w12-k4")});
   // M = 16, N = 4096, K = 4096: 64 tiles leave half of 132 units idle; two slices per tile fill
   // them (128 work items of 32 K-steps each), four would take two waves for the same occupancy.
   HostProblem decode(16, 4096, 4096);
-  CHECK(Tuner::heuristic(be, decode.p, be.offered) == be.offered[1]);
+  CHECK(be.first_choice(decode.p) == be.offered()[1]);
   // 2048 x 2112: 16 x 33 = 528 tiles are four full waves already: no split.
   HostProblem square(2048, 2112, 64);
-  CHECK(Tuner::heuristic(be, square.p, be.offered) == be.offered[0]);
+  CHECK(be.first_choice(square.p) == be.offered()[0]);
   // 512^3: 32 tiles of 8 K-steps leave most units idle, but slices of 4 or 2 K-steps would
   // spend more on the fixed cost of a split than the idle units give back: no split.
   HostProblem small(512, 512, 512);
-  CHECK(Tuner::heuristic(be, small.p, be.offered) == be.offered[0]);
+  CHECK(be.first_choice(small.p) == be.offered()[0]);
   // A skinny tile's K-steps stream operands: the split's price in its steps follows the bytes a
   // step loads, not its FLOPs. 32 x 4096 x 4096 on 32x128 tiles: 32 tiles for 132 units are
   // worth splitting (H100: 17.9 us unsplit, 16.6 in 2 slices, 17.1 in 4); 32 x 14336 x 4096
   // (112 tiles) is not (44.1 us unsplit, 46.9 in 2 slices).
-  be.offered = {*Config::parse("32x128x64-g8-s9-w12"), *Config::parse("32x128x64-g8-s9-w12-k2"),
-                *Config::parse("32x128x64-g8-s9-w12-k4")};
+  be.offer({*Config::parse("32x128x64-g8-s9-w12"), *Config::parse("32x128x64-g8-s9-w12-k2"),
+                *Config::parse("32x128x64-g8-s9-w12-k4")});
   HostProblem narrow(32, 4096, 4096);
-  CHECK(Tuner::heuristic(be, narrow.p, be.offered).split_k > 1);
+  CHECK(be.first_choice(narrow.p).split_k > 1);
   HostProblem wide(32, 14336, 4096);
-  CHECK(Tuner::heuristic(be, wide.p, be.offered) == be.offered[0]);
+  CHECK(be.first_choice(wide.p) == be.offered()[0]);
 }

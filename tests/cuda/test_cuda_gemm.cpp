@@ -1,9 +1,10 @@
 // CUDA backend tests. Without a CUDA device every test prints "SKIPPED cuda: <test>: <reason>".
 #include <doctest/doctest.h>
 
-#include "context_internal.hpp"
-#include "tuner.hpp"
 #include "backend_cases.hpp"
+#include "context_internal.hpp"
+#include "dispatch.hpp"
+#include "tuner.hpp"
 
 #include <utility>
 
@@ -13,6 +14,22 @@ using namespace omnigemm::test;
 namespace {
 
 std::optional<Context> cuda_context(const char* test_name) { return backend_context(Backend::cuda, test_name); }
+
+// The CUDA backend's family `name` (every family exists on every device; whether it runs a
+// problem is its can_implement's answer).
+detail::KernelFamily& family(Context& ctx, const char* name) {
+  for (detail::KernelFamily* f : detail::context_backend(ctx.c_handle()).families())
+    if (std::string(f->name()) == name) return *f;
+  FAIL("no CUDA family " << name);
+  throw 0;
+}
+
+// The configs the cost model ranks for p, fastest first.
+std::vector<detail::Config> ranked(const detail::Backend& be, const detail::Problem& p) {
+  std::vector<detail::Config> out;
+  for (const auto& c : detail::rank_candidates(be, p)) out.push_back(c.config);
+  return out;
+}
 
 // The CUDA context of an sm_90 device; otherwise none, after printing why the test is skipped.
 std::optional<Context> hopper_context(const char* test_name) {
@@ -37,18 +54,16 @@ TEST_CASE("cuda: random shapes, dtypes, layouts, batches and epilogues match flo
 TEST_CASE("cuda: every table config the generic kernel runs, forced, on edge shapes; others refused") {
   auto ctx = cuda_context("forced configs");
   if (!ctx) return;
-  auto& be = detail::context_backend(ctx->c_handle());
+  auto& simt = family(*ctx, "simt");
   int ran = 0;
-  for (const auto& cfg : detail::config_table(OG_BACKEND_CUDA)) {
-    bool offered = false;
-    for (const auto& c : be.candidates(detail::Problem{})) offered |= c == cfg;
-    if (!offered) continue;
+  for (const auto& cfg : simt.configs()) {
+    if (!simt.can_implement(detail::Problem{}, cfg)) continue;
     run_edge_shapes(*ctx, cfg.to_string(), cfg.block_m, cfg.block_n, cfg.block_k, Dtype::bf16, Dtype::fp8_e5m2,
                     Dtype::f16, Activation::gelu_tanh);
     ++ran;
   }
   CHECK(ran > 0);
-  const Status s = run_probe(*ctx, Dtype::f16, "128x128x32-g8-s4-w4-k4");
+  const Status s = run_probe(*ctx, Dtype::f16, "simt:128x128x32-g8-s4-w4-k4");
   CHECK(s.code == StatusCode::unsupported);
   CHECK(s.message.find("split-K") != std::string::npos);
 }
@@ -56,19 +71,19 @@ TEST_CASE("cuda: every table config the generic kernel runs, forced, on edge sha
 TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input pair and operand layout") {
   auto ctx = hopper_context("Hopper kernel");
   if (!ctx) return;
-  // Every Hopper config of the table, and the narrow tiles unswapped (the table uses them only
-  // through -x4), whose vector epilogue then runs on 16- and 32-column chunks.
+  // Every row of the sm90_wgmma table, and the narrow tiles unswapped (the table uses them only
+  // in the swap form), whose vector epilogue then runs on 16- and 32-column chunks.
   std::vector<detail::Config> configs;
-  for (const auto& cfg : detail::config_table(OG_BACKEND_CUDA))
-    if (cfg.extra >= 1 && cfg.extra <= 4) configs.push_back(cfg);
-  for (const char* text : {"128x16x64-g8-s10-w12-k2-x1", "128x32x64-g8-s9-w12-x1"}) configs.push_back(*detail::Config::parse(text));
+  for (const auto& cfg : family(*ctx, "sm90_wgmma").configs()) configs.push_back(cfg);
+  for (const char* text : {"sm90_wgmma:128x16x64-g8-s10-w12-k2-coop", "sm90_wgmma:128x32x64-g8-s9-w12-coop"}) configs.push_back(*detail::Config::parse(text));
   int ran = 0, expected = 0, refused = 0;
   for (const auto& cfg : configs) {
     const bool fp8 = cfg.block_k == 128;
     // Narrow tiles (16 or 32 columns of the kernel's problem) and 192x192 (96 columns per
-    // consumer) load B K-major only: B stored column-major, or for -x4 (whose B is A^T) A stored
+    // consumer) load B K-major only: B stored column-major, or for swap (whose B is A^T) A stored
     // row-major.
-    const bool narrow = (cfg.extra == 4 ? cfg.block_m : cfg.block_n) < 64 || (cfg.block_m == 192 && cfg.block_n == 192);
+    const bool swap = cfg.form == "swap";
+    const bool narrow = (swap ? cfg.block_m : cfg.block_n) < 64 || (cfg.block_m == 192 && cfg.block_n == 192);
     expected += 4 * (fp8 ? 4 : 2 * 4);
     struct Inputs { Dtype a, b; };
     const std::vector<Inputs> inputs = fp8 ? std::vector<Inputs>{{Dtype::fp8_e4m3, Dtype::fp8_e4m3}, {Dtype::fp8_e4m3, Dtype::fp8_e5m2},
@@ -97,7 +112,7 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
           c.epi.beta = i == 2 ? -0.5f : 0.0f;
           c.epi.bias_mode = BiasMode(i % 3);  // i == 3: none
           c.epi.act = i == 1 ? Activation::silu : Activation::none;
-          if (narrow && (cfg.extra == 4 ? c.ta : !c.tb)) {
+          if (narrow && (swap ? c.ta : !c.tb)) {
             c.must_refuse = "needs a K-major B";
             ++refused;
           }
@@ -112,7 +127,7 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
     many.a = inputs[0].a;
     many.b = inputs[0].b;
     many.d = Dtype::f16;
-    many.tb = fp8 || (narrow && cfg.extra != 4);
+    many.tb = fp8 || (narrow && !swap);
     many.epi.bias_mode = BiasMode::per_n;
     run_case(*ctx, many);
     // The plain GEMM (alpha * AB into an aligned 16-bit D): the cooperative kernels with one
@@ -142,7 +157,7 @@ TEST_CASE("cuda: narrow, tall and 192x192 Hopper tiles are offered only where th
   auto ctx = hopper_context("narrow, tall and 192x192 tile offers");
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
-  // f16, A row-major (M x K), B row-major (K x N), D row-major; candidates() only plans.
+  // f16, A row-major (M x K), B row-major (K x N), D row-major; the ranking only plans.
   auto problem = [](int64_t m, int64_t n, int64_t k) {
     detail::Problem p;
     p.m = m, p.n = n, p.k = k;
@@ -158,32 +173,32 @@ TEST_CASE("cuda: narrow, tall and 192x192 Hopper tiles are offered only where th
     return p;
   };
   auto offered = [&](const detail::Problem& p, const char* config) {
-    for (const auto& c : be.candidates(p))
+    for (const auto& c : ranked(be, p))
       if (c == *detail::Config::parse(config)) return true;
     return false;
   };
-  CHECK(offered(problem(16, 4096, 4096), "16x128x64-g8-s10-w12-x4"));
-  CHECK(offered(problem(16, 4096, 4096), "32x128x64-g8-s9-w12-x4"));
-  CHECK(offered(problem(32, 4096, 4096), "32x128x64-g8-s9-w12-k2-x4"));
-  CHECK_FALSE(offered(problem(17, 4096, 4096), "16x128x64-g8-s10-w12-x4"));
-  CHECK_FALSE(offered(problem(128, 4096, 4096), "32x128x64-g8-s9-w12-x4"));
-  CHECK(offered(problem(128, 4096, 4096), "128x64x64-g8-s8-w12-k2-x1"));
-  CHECK_FALSE(offered(problem(512, 512, 512), "16x128x64-g8-s10-w12-x4"));
+  CHECK(offered(problem(16, 4096, 4096), "sm90_wgmma:16x128x64-g8-s10-w12-swap"));
+  CHECK(offered(problem(16, 4096, 4096), "sm90_wgmma:32x128x64-g8-s9-w12-swap"));
+  CHECK(offered(problem(32, 4096, 4096), "sm90_wgmma:32x128x64-g8-s9-w12-k2-swap"));
+  CHECK_FALSE(offered(problem(17, 4096, 4096), "sm90_wgmma:16x128x64-g8-s10-w12-swap"));
+  CHECK_FALSE(offered(problem(128, 4096, 4096), "sm90_wgmma:32x128x64-g8-s9-w12-swap"));
+  CHECK(offered(problem(128, 4096, 4096), "sm90_wgmma:128x64x64-g8-s8-w12-k2-coop"));
+  CHECK_FALSE(offered(problem(512, 512, 512), "sm90_wgmma:16x128x64-g8-s10-w12-swap"));
   // Tiles of 128 rows are not offered for M <= 64 (half of them or more would be padding);
-  // batched decode then runs 64x128 -x4 in split-K pairs.
-  CHECK_FALSE(offered(problem(64, 4096, 4096), "128x64x64-g8-s8-w12-k2-x1"));
-  CHECK(offered(problem(65, 4096, 4096), "128x64x64-g8-s8-w12-k2-x1"));
+  // batched decode then runs the 64x128 swap tile in split-K pairs.
+  CHECK_FALSE(offered(problem(64, 4096, 4096), "sm90_wgmma:128x64x64-g8-s8-w12-k2-coop"));
+  CHECK(offered(problem(65, 4096, 4096), "sm90_wgmma:128x64x64-g8-s8-w12-k2-coop"));
   for (const int64_t m : {48, 64}) {
     const detail::Problem p = problem(m, 4096, 4096);
-    CHECK(detail::Tuner::heuristic(be, p, be.candidates(p)) == *detail::Config::parse("64x128x64-g8-s8-w12-k2-x4"));
+    CHECK(ranked(be, p).front() == *detail::Config::parse("sm90_wgmma:64x128x64-g8-s8-w12-k2-swap"));
   }
   // 192x192 only where its waves cover less area than 128x256's (on 132 SMs: 3072^2 yes; 4096^2
-  // and 6144^2 no), through -x4 for a row-major B (-x1 needs B K-major).
+  // and 6144^2 no), in the swap form for a row-major B (coop needs B K-major).
   if (be.device().limits.compute_units == 132) {
-    CHECK(offered(problem(3072, 3072, 3072), "192x192x64-g8-s4-w12-x4"));
-    CHECK_FALSE(offered(problem(3072, 3072, 3072), "192x192x64-g8-s4-w12-x1"));
-    CHECK_FALSE(offered(problem(4096, 4096, 4096), "192x192x64-g8-s4-w12-x4"));
-    CHECK_FALSE(offered(problem(6144, 6144, 6144), "192x192x64-g8-s4-w12-x4"));
+    CHECK(offered(problem(3072, 3072, 3072), "sm90_wgmma:192x192x64-g8-s4-w12-swap"));
+    CHECK_FALSE(offered(problem(3072, 3072, 3072), "sm90_wgmma:192x192x64-g8-s4-w12-coop"));
+    CHECK_FALSE(offered(problem(4096, 4096, 4096), "sm90_wgmma:192x192x64-g8-s4-w12-swap"));
+    CHECK_FALSE(offered(problem(6144, 6144, 6144), "sm90_wgmma:192x192x64-g8-s4-w12-swap"));
   }
 }
 
@@ -191,8 +206,7 @@ TEST_CASE("cuda: the mma.sync kernel, forced, on every tile shape, stage count, 
   auto ctx = cuda_context("mma.sync kernel");
   if (!ctx) return;
   int ran = 0, expected = 0;
-  for (const auto& table_cfg : detail::config_table(OG_BACKEND_CUDA)) {
-    if (table_cfg.extra != 5) continue;
+  for (const auto& table_cfg : family(*ctx, "sm80_mma").configs()) {
     const bool gathers = table_cfg.block_n <= 128;  // 128x256 has only the cp.async loader
     for (int stages : {table_cfg.stages, 2, 5}) {
       detail::Config cfg = table_cfg;
@@ -250,13 +264,13 @@ TEST_CASE("cuda: the mma.sync kernel, forced, on every tile shape, stage count, 
   CHECK(ran == expected);
   CHECK(ran >= 3 * 3 * 8 + 2 * 3 * 4);
   // 128x256 has no gathering loader: fp8 inputs, f32 inputs and split-K are refused by name.
-  Status s = run_probe(*ctx, Dtype::fp8_e4m3, "128x256x32-g8-s3-w8-x5");
+  Status s = run_probe(*ctx, Dtype::fp8_e4m3, "sm80_mma:128x256x32-g8-s3-w8");
   CHECK(s.code == StatusCode::unsupported);
   CHECK(s.message.find("cp.async") != std::string::npos);
-  s = run_probe(*ctx, Dtype::f32, "128x128x32-g8-s4-w8-x5");
+  s = run_probe(*ctx, Dtype::f32, "sm80_mma:128x128x32-g8-s4-w8");
   CHECK(s.code == StatusCode::unsupported);
-  CHECK(s.message.find("generic kernel") != std::string::npos);
-  s = run_probe(*ctx, Dtype::f16, "128x128x32-g8-s4-w8-k2-x5");
+  CHECK(s.message.find("simt") != std::string::npos);
+  s = run_probe(*ctx, Dtype::f16, "sm80_mma:128x128x32-g8-s4-w8-k2");
   CHECK(s.code == StatusCode::unsupported);
   CHECK(s.message.find("split-K") != std::string::npos);
 }
@@ -290,13 +304,13 @@ TEST_CASE("cuda: dependent GEMMs back to back on one stream see each other's wri
   first.a = A.view(Memory{da});
   first.b = B.view(Memory{db});
   first.d = X.view(Memory{dx});
-  first.config = "128x64x64-g8-s8-w12-k2-x1";
+  first.config = "sm90_wgmma:128x64x64-g8-s8-w12-k2-coop";
   second.a = X.view(Memory{dx});
   second.b = C.view(Memory{dc});
-  second.config = "128x128x64-g8-s6-w12-x1";
+  second.config = "sm90_wgmma:128x128x64-g8-s6-w12-coop";
   third = first;
   third.a = A2.view(Memory{da2});
-  third.config = "64x128x64-g8-s8-w12-x4";
+  third.config = "sm90_wgmma:64x128x64-g8-s8-w12-swap";
   REQUIRE(ctx->run(first).ok());
   REQUIRE(be.download(X1.bytes.data(), dx, X1.bytes.size()).ok());
   for (size_t j = 0; j < Y.size(); ++j) {
@@ -326,8 +340,8 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
   // several work items per program.
   auto ctx = hopper_context("sanitizer subset");
   if (!ctx) return;
-  for (const char* config : {"128x256x64-g8-s4-w12-x1", "64x256x64-g8-s4-w12-x2", "128x256x64-g8-s4-w12-x3",
-                             "128x64x64-g8-s8-w12-k4-x1", "64x128x64-g8-s8-w12-k2-x4", "16x128x64-g8-s10-w12-k2-x4"}) {
+  for (const char* config : {"sm90_wgmma:128x256x64-g8-s4-w12-coop", "sm90_wgmma:64x256x64-g8-s4-w12-pingpong", "sm90_wgmma:128x256x64-g8-s4-w12-mcast",
+                             "sm90_wgmma:128x64x64-g8-s8-w12-k4-coop", "sm90_wgmma:64x128x64-g8-s8-w12-k2-swap", "sm90_wgmma:16x128x64-g8-s10-w12-k2-swap"}) {
     Case c{515, 300, 200, 2};
     c.config = config;
     c.tma_aligned = c.d_aligned = true;
@@ -349,8 +363,8 @@ TEST_CASE("cuda: sanitizer subset: one small case per Hopper kernel family") {
   // at once.
   // 192x192 (the consumers split the columns, K-major B only): 2 x 11 x 6 = 132 tiles, one per
   // program (the forced-config test's 2050x2100 case gives it two or more).
-  for (const char* config : {"128x256x64-g8-s4-w12-x1", "256x128x64-g8-s4-w12-x1", "128x256x64-g8-s4-w12-x3",
-                             "192x192x64-g8-s4-w12-x1"}) {
+  for (const char* config : {"sm90_wgmma:128x256x64-g8-s4-w12-coop", "sm90_wgmma:256x128x64-g8-s4-w12-coop", "sm90_wgmma:128x256x64-g8-s4-w12-mcast",
+                             "sm90_wgmma:192x192x64-g8-s4-w12-coop"}) {
     Case c{2100, 1096, 200, 2};
     c.config = config;
     c.tma_aligned = c.d_aligned = true;
@@ -366,7 +380,7 @@ TEST_CASE("cuda: sanitizer subset: the mma.sync kernel, both loaders") {
   // Several K tiles per tile (ring wrap-around at 3 stages) and a masked K tail.
   auto ctx = cuda_context("sanitizer subset (mma.sync)");
   if (!ctx) return;
-  for (const char* config : {"128x128x32-g8-s3-w8-x5", "64x64x32-g8-s4-w4-x5"}) {
+  for (const char* config : {"sm80_mma:128x128x32-g8-s3-w8", "sm80_mma:64x64x32-g8-s4-w4"}) {
     Case c{200, 150, 170, 2};
     c.config = config;
     c.tma_aligned = c.d_aligned = true;  // cp.async loader

@@ -9,10 +9,9 @@
 
 namespace omnigemm::detail::sm80 {
 
-// The tile shapes instantiated: BLOCK_M, BLOCK_N, warps, and whether the gathering loader
-// (any strides and alignment, fp8 converted) is instantiated for it too. BLOCK_K is 32.
+// The tile shapes instantiated are the rows of families/sm80_mma.inc (BLOCK_M, BLOCK_N, warps, and
+// whether the gathering loader is instantiated for the tile too). BLOCK_K is 32.
 constexpr int kBlockK = 32;
-constexpr int kShapes[][4] = {{128, 256, 8, 0}, {128, 128, 8, 1}, {64, 64, 4, 1}};
 constexpr int kMinStages = 2, kMaxStages = 5;
 constexpr int kWarpsM = 2;  // every shape: two warps along M, warps / 2 along N
 
@@ -49,7 +48,7 @@ struct Launch {
   cudaStream_t stream;
 };
 
-// cudaErrorInvalidValue for a shape, stage count or loader that is not instantiated.
+// cudaErrorInvalidValue for a shape, stage count or loader that no table row instantiates.
 cudaError_t launch_f16(const Launch& l);   // f16 multiplicands (f16 and fp8 inputs)
 cudaError_t launch_bf16(const Launch& l);  // bf16 multiplicands (bf16 and fp8 inputs)
 

@@ -1,4 +1,5 @@
-// Instantiates gemm_mma_sync for one multiplicand type over the shapes and loaders of launch.hpp.
+// Instantiates gemm_mma_sync for one multiplicand type over the rows of families/sm80_mma.inc and
+// the loaders each row names; the launch dispatch is generated from the same rows.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -41,10 +42,12 @@ cudaError_t launch_shape(const Launch& l) {
 
 template <class T, bool A_K_MAJOR, bool B_K_MAJOR, bool GATHER>
 cudaError_t launch_loader(const Launch& l) {
-  if (l.block_m == 128 && l.block_n == 128 && l.warps == 8) return launch_shape<Shape<T, 128, 128, kWarpsM, 8 / kWarpsM, A_K_MAJOR, B_K_MAJOR, GATHER>>(l);
-  if (l.block_m == 64 && l.block_n == 64 && l.warps == 4) return launch_shape<Shape<T, 64, 64, kWarpsM, 4 / kWarpsM, A_K_MAJOR, B_K_MAJOR, GATHER>>(l);
-  if constexpr (!GATHER)
-    if (l.block_m == 128 && l.block_n == 256 && l.warps == 8) return launch_shape<Shape<T, 128, 256, kWarpsM, 8 / kWarpsM, A_K_MAJOR, B_K_MAJOR, false>>(l);
+#define OG_CUDA_SM80_MMA(BM_, BN_, BK_, GM_, ST_, W_, GATHER_)                                             \
+  if constexpr (!GATHER || GATHER_)                                                                         \
+    if (l.block_m == BM_ && l.block_n == BN_ && l.warps == W_)                                              \
+      return launch_shape<Shape<T, BM_, BN_, kWarpsM, W_ / kWarpsM, A_K_MAJOR, B_K_MAJOR, GATHER>>(l);
+#include "../families/sm80_mma.inc"
+#undef OG_CUDA_SM80_MMA
   return cudaErrorInvalidValue;
 }
 

@@ -1,11 +1,12 @@
 // Host-side entry to the Hopper kernel family: one launch description, and one launcher per
 // input-type pair (each compiled in its own translation unit so the instantiations build in
-// parallel).
+// parallel). The launchers dispatch over the rows of families/sm90_wgmma.inc (launch_impl.cuh).
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
 
 #include "../epilogue.cuh"
+#include "kernel_key.hpp"
 
 namespace omnigemm::detail::sm90 {
 
@@ -15,13 +16,9 @@ struct Launch {
   CUtensorMap map_a, map_b;
   CUtensorMap map_d;  // D in 64 x 64 boxes, 128-byte swizzle: the deferred epilogue's TMA stores
   int m, n, k, batch, group_m, stages;
-  int block_n, wg_m;            // tile: (128 * wg_m) x block_n, or (64 * wg_m) x block_n in ping-pong or split_n
-  bool pingpong;                // each consumer warpgroup owns whole tiles
-  bool split_n;                 // the two consumers split the tile's columns (each owns all 64 * wg_m rows)
-  int cluster_m;                // 2: clusters of two programs share (multicast) the B tile
+  KernelKey key;                // the instantiation (tile, form, cluster) in the kernel's orientation
   bool a_mn_major, b_mn_major;  // operand layout in global (and shared) memory
   int split_k;                  // K slices per tile (1: none)
-  bool split_pairs;             // split_k 2 as pairs of programs in clusters (a kShapes row with split_pairs)
   float* partials;              // split-K workspace (split_k > 1): partial_floats(...) floats
   int* counters;                // ... and counter_count(...) ints, zero between launches
   int grid;                     // persistent programs
@@ -32,20 +29,10 @@ struct Launch {
   cudaStream_t stream;
 };
 
-// Every launcher returns cudaErrorInvalidValue for a shape/layout it was not instantiated for.
+// Every launcher returns cudaErrorInvalidValue for a key/layout no table row instantiates.
 cudaError_t launch_f16(const Launch& l);
 cudaError_t launch_bf16(const Launch& l);
 cudaError_t launch_fp8(const Launch& l, bool a_e5m2, bool b_e5m2);
-
-// The shapes instantiated: (block_n, wg_m, ping-pong, cluster_m, split_n, split_pairs). The narrow
-// ones (32, 16) serve skinny problems through the swapped (-x4) configs; they and the
-// column-split 192x192 (96 columns per consumer) take a K-major B only. split_pairs: the same
-// tile for split_k = 2 in clusters of two (H100, 128x4096x4096 with the 128x64 tile: f16 18.2
-// against 18.5 us through global memory, fp8 12.0 against 12.4; the narrow -x4 tiles were not
-// faster, 16x4096x4096 16x128 -k2 16.8 against 16.5 us, so they have no such row).
-constexpr int kShapes[][6] = {{256, 1, 0, 1, 0, 0}, {192, 1, 0, 1, 0, 0}, {128, 1, 0, 1, 0, 0}, {128, 2, 0, 1, 0, 0},
-                              {64, 1, 0, 1, 0, 0},  {32, 1, 0, 1, 0, 0},  {16, 1, 0, 1, 0, 0},  {256, 1, 1, 1, 0, 0},
-                              {128, 2, 1, 1, 0, 0}, {256, 1, 0, 2, 0, 0}, {192, 3, 0, 1, 1, 0}, {64, 1, 0, 1, 0, 1}};
 
 // Shared memory, 1024-byte aligned (the 128-byte swizzle's period): a ring of `stages` (A, B)
 // tiles of 128-byte rows; per consumer warpgroup two 64 x 128-byte epilogue chunks (double

@@ -1,4 +1,6 @@
-// Instantiates gemm_tma_wgmma for one input-type pair over the shapes and layouts of launch.hpp.
+// Instantiates gemm_tma_wgmma for one input-type pair: one instantiation per distinct kernel key
+// of the rows of families/sm90_wgmma.inc whose BLOCK_K is 128 bytes of this input type, for each
+// operand layout the key supports; the launch dispatch is generated from the same rows.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -72,36 +74,28 @@ cudaError_t launch_shape(const Launch& l) {
   return cudaLaunchKernelEx(&config, gemm_tma_wgmma<S>, l.map_a, l.map_b, l.map_d, args);
 }
 
+template <KernelKey K, WgmmaType TA, WgmmaType TB, bool A_MN, bool B_MN>
+cudaError_t launch_key(const Launch& l) {
+  if constexpr (B_MN && K.needs_k_major_b()) return cudaErrorInvalidValue;
+  else
+    return launch_shape<Shape<K.block_n, K.wg_m, TA, TB, A_MN, B_MN, K.pingpong, K.cluster_m, K.split_n, K.split_pairs>>(l);
+}
+
+// BLOCK_K of the rows instantiated for input type T: 128 bytes of K.
+template <WgmmaType T>
+constexpr int kRowBlockK = (T == WgmmaType::f16 || T == WgmmaType::bf16) ? 64 : 128;
+
 template <WgmmaType TA, WgmmaType TB, bool A_MN, bool B_MN>
 cudaError_t launch_layout(const Launch& l) {
-  if (l.cluster_m == 2) {
-    if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN, false, 2>>(l);
-    return cudaErrorInvalidValue;
+  // One test per table row (rows sharing a key share the instantiation).
+#define OG_CUDA_SM90_WGMMA(BM_, BN_, BK_, GM_, ST_, SK_, FORM_)                            \
+  if constexpr (BK_ == kRowBlockK<TA>) {                                                    \
+    constexpr KernelKey kRow = kernel_key(BM_, BN_, SK_, Form::FORM_);                      \
+    static_assert(kRow.wg_m > 0, "families/sm90_wgmma.inc: a row without a kernel");       \
+    if (l.key == kRow) return launch_key<kRow, TA, TB, A_MN, B_MN>(l);                       \
   }
-  if (l.split_pairs) {
-    if (l.block_n == 64 && l.wg_m == 1) return launch_shape<Shape<64, 1, TA, TB, A_MN, B_MN, false, 1, false, true>>(l);
-    return cudaErrorInvalidValue;
-  }
-  if (l.split_n) {
-    if constexpr (!B_MN) {
-      if (l.block_n == 192 && l.wg_m == 3) return launch_shape<Shape<192, 3, TA, TB, A_MN, B_MN, false, 1, true>>(l);
-    }
-    return cudaErrorInvalidValue;
-  }
-  if (l.pingpong) {
-    if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN, true>>(l);
-    if (l.block_n == 128 && l.wg_m == 2) return launch_shape<Shape<128, 2, TA, TB, A_MN, B_MN, true>>(l);
-    return cudaErrorInvalidValue;
-  }
-  if (l.block_n == 256 && l.wg_m == 1) return launch_shape<Shape<256, 1, TA, TB, A_MN, B_MN, false>>(l);
-  if (l.block_n == 192 && l.wg_m == 1) return launch_shape<Shape<192, 1, TA, TB, A_MN, B_MN, false>>(l);
-  if (l.block_n == 128 && l.wg_m == 1) return launch_shape<Shape<128, 1, TA, TB, A_MN, B_MN, false>>(l);
-  if (l.block_n == 128 && l.wg_m == 2) return launch_shape<Shape<128, 2, TA, TB, A_MN, B_MN, false>>(l);
-  if (l.block_n == 64 && l.wg_m == 1) return launch_shape<Shape<64, 1, TA, TB, A_MN, B_MN, false>>(l);
-  if constexpr (!B_MN) {
-    if (l.block_n == 32 && l.wg_m == 1) return launch_shape<Shape<32, 1, TA, TB, A_MN, B_MN, false>>(l);
-    if (l.block_n == 16 && l.wg_m == 1) return launch_shape<Shape<16, 1, TA, TB, A_MN, B_MN, false>>(l);
-  }
+#include "../families/sm90_wgmma.inc"
+#undef OG_CUDA_SM90_WGMMA
   return cudaErrorInvalidValue;
 }
 

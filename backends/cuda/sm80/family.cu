@@ -1,0 +1,130 @@
+// cuda.sm80_mma: the mma.sync kernel (gemm_mma_sync.cuh) as a kernel family.
+#include "../families.hpp"
+#include "launch.hpp"
+
+namespace omnigemm::detail {
+
+namespace {
+
+struct Sm80Row {
+  int block_m, block_n, warps;
+  bool gather;
+};
+constexpr Sm80Row kRows[] = {
+#define OG_CUDA_SM80_MMA(bm, bn, bk, gm, st, wa, ga) Sm80Row{bm, bn, wa, ga != 0},
+#include "../families/sm80_mma.inc"
+#undef OG_CUDA_SM80_MMA
+};
+constexpr Config kSm80Configs[] = {
+#define OG_CUDA_SM80_MMA(bm, bn, bk, gm, st, wa, ga) Config{"sm80_mma", bm, bn, bk, gm, st, wa, 0, 1, {}},
+#include "../families/sm80_mma.inc"
+#undef OG_CUDA_SM80_MMA
+};
+
+// The multiplicand type for an input pair: 0 f16, 1 bf16, -1 none. fp8 values are exact in
+// either; f32 and mixed f16 x bf16 have no exact 16-bit type.
+int mma_multiplicand(og_dtype a, og_dtype b) {
+  auto fp8 = [](og_dtype t) { return t == OG_DTYPE_FP8_E4M3 || t == OG_DTYPE_FP8_E5M2; };
+  if ((a == OG_DTYPE_F16 || fp8(a)) && (b == OG_DTYPE_F16 || fp8(b))) return 0;
+  if ((a == OG_DTYPE_BF16 || fp8(a)) && (b == OG_DTYPE_BF16 || fp8(b))) return 1;
+  return -1;
+}
+
+struct Sm80Launch {
+  sm80::Launch l;
+  int multiplicand;
+  size_t smem;
+};
+
+class Sm80MmaFamily final : public PlannedFamily<Sm80Launch> {
+ public:
+  explicit Sm80MmaFamily(CudaDevice& device) : dev_(device) {}
+  const char* name() const override { return "sm80_mma"; }
+  std::span<const Config> configs() const override { return kSm80Configs; }
+  Status can_implement(const Problem& p, const Config& c) const override {
+    Sm80Launch l{};
+    return check(p, c, l, false);
+  }
+  // mma.sync reaches about a third of Hopper's 16-bit peak (no wgmma, no TMA) and most of the
+  // peak of sm_80 to sm_89 devices.
+  CostHints hints(const Problem&, const Config&) const override {
+    CostHints h;
+    h.efficiency = dev_.info.limits.arch >= 90 ? 0.35 : 0.7;
+    return h;
+  }
+
+ protected:
+  Status plan(const Problem& p, const Config& c, Sm80Launch& l) const override { return check(p, c, l, true); }
+  Status launch(Sm80Launch& pl, void* stream) override {
+    OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
+    pl.l.stream = static_cast<cudaStream_t>(stream);
+    OG_CUDA_TRY(pl.multiplicand == 1 ? sm80::launch_bf16(pl.l) : sm80::launch_f16(pl.l), "gemm_mma_sync launch");
+    return {};
+  }
+  void summarize(const Sm80Launch& pl, PlanSummary& out) const override {
+    const sm80::Launch& l = pl.l;
+    out.grid[0] = (long long)((l.m + l.block_m - 1) / l.block_m) * ((l.n + l.block_n - 1) / l.block_n);
+    out.grid[2] = l.batch;
+    out.threads = l.warps * 32;
+    out.shared_bytes = (long long)pl.smem;
+    out.notes = std::string(pl.multiplicand ? "bf16" : "f16") + " multiplicands, " +
+                (l.gather ? "gathering loader (converts on load)" : "cp.async loader");
+  }
+
+ private:
+  // Can the kernel run `p` with `c`? With `fill`, also builds the launch. The cp.async loader needs
+  // both operands stored as the multiplicand type, one unit stride each and 16-byte aligned bases,
+  // leading dimensions and batch strides; the gathering loader takes everything else.
+  Status check(const Problem& p, const Config& c, Sm80Launch& out, bool fill) const {
+    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
+    const Sm80Row* row = nullptr;
+    for (const Sm80Row& r : kRows)
+      if (c.block_m == r.block_m && c.block_n == r.block_n && c.warps == r.warps) row = &r;
+    if (!row) return fail("the tile and warps must be one of the table's rows (families/sm80_mma.inc)");
+    if (!c.form.empty()) return fail("the family has no forms");
+    if (c.block_k != sm80::kBlockK) return fail("BLOCK_K must be " + std::to_string(sm80::kBlockK));
+    if (c.split_k != 1) return fail("split-K is not implemented for the mma.sync kernel");
+    if (c.stages < sm80::kMinStages || c.stages > sm80::kMaxStages)
+      return fail("needs " + std::to_string(sm80::kMinStages) + " to " + std::to_string(sm80::kMaxStages) + " pipeline stages");
+    const int mul = mma_multiplicand(p.a.dtype, p.b.dtype);
+    if (mul < 0) return fail("inputs must be f16 or bf16 (not both; fp8 converts exactly to either); f32 and f16 x bf16 run on simt");
+    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
+    if (((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) > 0x7fffffffLL)
+      return fail("more than 2^31 - 1 output tiles");
+    const og_dtype mul_dtype = mul ? OG_DTYPE_BF16 : OG_DTYPE_F16;
+    const bool a_k_major = p.a.stride_col == 1, b_k_major = p.b.stride_row == 1;
+    const bool a_unit = a_k_major || p.a.stride_row == 1, b_unit = b_k_major || p.b.stride_col == 1;
+    const bool copy = p.a.dtype == mul_dtype && p.b.dtype == mul_dtype && a_unit && b_unit &&
+                      check_16_byte_operand(p.a, 2, a_k_major ? p.a.stride_row : p.a.stride_col, p.batch, nullptr) &&
+                      check_16_byte_operand(p.b, 2, b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, nullptr);
+    if (!copy && !row->gather)
+      return fail("the " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) +
+                  " tile has only the cp.async loader: both inputs f16 or both bf16, a unit stride each, 16-byte aligned bases, "
+                  "leading dimensions and batch strides (the table's gathering tiles take any operands)");
+    const size_t smem = sm80::shared_bytes(c.block_m, c.block_n, c.warps, !copy || a_k_major, !copy || b_k_major, c.stages);
+    if (smem > size_t(dev_.info.limits.max_shared_bytes))
+      return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
+    if (!fill) return {};
+    sm80::Launch& l = out.l;
+    l.m = int(p.m); l.n = int(p.n); l.k = int(p.k); l.batch = int(p.batch);
+    l.group_m = c.group_m; l.stages = c.stages;
+    l.block_m = c.block_m; l.block_n = c.block_n; l.warps = c.warps;
+    l.gather = !copy;
+    l.a_k_major = a_k_major; l.b_k_major = b_k_major;
+    l.a = operand_args(p.a); l.b = operand_args(p.b);
+    l.ep = epilogue_args(p);
+    l.max_grid_z = int(std::min<long long>(dev_.max_grid_z, 0x7fffffff));
+    l.max_shared = size_t(dev_.info.limits.max_shared_bytes);
+    out.multiplicand = mul;
+    out.smem = smem;
+    return {};
+  }
+
+  CudaDevice& dev_;
+};
+
+}  // namespace
+
+std::unique_ptr<KernelFamily> make_sm80_mma_family(CudaDevice& device) { return std::make_unique<Sm80MmaFamily>(device); }
+
+}  // namespace omnigemm::detail

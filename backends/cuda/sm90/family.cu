@@ -1,0 +1,298 @@
+// cuda.sm90_wgmma: the Hopper TMA + wgmma kernel (gemm_tma_wgmma.cuh) as a kernel family. Its
+// rows (families/sm90_wgmma.inc) name a tile, split-K and a form; kernel_key.hpp derives the
+// instantiation; this file checks a problem against it, builds the tensor maps and the launch.
+#include <algorithm>
+
+#include "../families.hpp"
+#include "launch.hpp"
+
+namespace omnigemm::detail {
+
+namespace {
+
+using sm90::Form;
+using sm90::KernelKey;
+
+struct Sm90Row {
+  int block_m, block_n, block_k, split_k;
+  Form form;
+};
+constexpr Sm90Row kRows[] = {
+#define OG_CUDA_SM90_WGMMA(bm, bn, bk, gm, st, sk, form) Sm90Row{bm, bn, bk, sk, Form::form},
+#include "../families/sm90_wgmma.inc"
+#undef OG_CUDA_SM90_WGMMA
+};
+constexpr Config kSm90Configs[] = {
+#define OG_CUDA_SM90_WGMMA(bm, bn, bk, gm, st, sk, form) Config{"sm90_wgmma", bm, bn, bk, gm, st, 12, 0, sk, #form},
+#include "../families/sm90_wgmma.inc"
+#undef OG_CUDA_SM90_WGMMA
+};
+
+constexpr int kMaxSplitK = 16;
+constexpr long long kMaxPartialFloats = 1ll << 28;  // 1 GiB of split-K partials
+
+struct Sm90Launch {
+  sm90::Launch l;
+  bool swapped = false;            // runs D^T = B^T A^T
+  og_dtype a = OG_DTYPE_F16, b = OG_DTYPE_F16;
+  long long split_floats = 0, split_counters = 0;  // workspace when slices meet in global memory
+};
+
+class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
+ public:
+  explicit Sm90WgmmaFamily(CudaDevice& device) : dev_(device) {}
+  const char* name() const override { return "sm90_wgmma"; }
+  std::span<const Config> configs() const override { return kSm90Configs; }
+
+  Status can_implement(const Problem& p, const Config& c) const override {
+    Sm90Launch l{};
+    return check(p, c, l, false);
+  }
+
+  CostHints hints(const Problem& p, const Config& c) const override;
+
+ protected:
+  Status plan(const Problem& p, const Config& c, Sm90Launch& l) const override { return check(p, c, l, true); }
+
+  Status launch(Sm90Launch& pl, void* stream) override {
+    OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
+    sm90::Launch& l = pl.l;
+    l.stream = static_cast<cudaStream_t>(stream);
+    if (pl.split_floats > 0)
+      if (Status s = dev_.split_workspace(l.stream, pl.split_floats, pl.split_counters, l.partials, l.counters); !s) return s;
+    cudaError_t e = cudaErrorInvalidValue;
+    if (pl.a == OG_DTYPE_F16) e = sm90::launch_f16(l);
+    else if (pl.a == OG_DTYPE_BF16) e = sm90::launch_bf16(l);
+    else e = sm90::launch_fp8(l, pl.a == OG_DTYPE_FP8_E5M2, pl.b == OG_DTYPE_FP8_E5M2);
+    OG_CUDA_TRY(e, "gemm_tma_wgmma launch");
+    return {};
+  }
+
+  void summarize(const Sm90Launch& pl, PlanSummary& out) const override {
+    const sm90::Launch& l = pl.l;
+    out.grid[0] = l.grid;
+    out.cluster = l.key.cluster_size();
+    out.threads = 128 * (1 + sm90::kConsumers);
+    out.shared_bytes = (long long)sm90::shared_bytes(l.key.block_m(), l.key.block_n, l.stages);
+    out.workspace_bytes = pl.split_floats * 4 + pl.split_counters * 4;
+    std::string n = "persistent, " + std::to_string(l.key.block_m()) + "x" + std::to_string(l.key.block_n) + " kernel tiles";
+    if (pl.swapped) n += " on D^T = B^T A^T";
+    if (l.key.pingpong) n += ", ping-pong consumers";
+    if (l.key.split_n) n += ", consumers split the columns";
+    if (l.key.cluster_m > 1) n += ", B multicast in clusters of " + std::to_string(l.key.cluster_m);
+    if (l.split_k > 1) n += l.key.split_pairs ? ", split-K pairs in clusters" : ", split-K partials in global memory";
+    if (l.defer_epilogue) n += ", epilogue deferred into the next tile through TMA stores";
+    if (l.dependent_launch) n += ", programmatic dependent launch";
+    out.notes = n;
+  }
+
+ private:
+  Status check(const Problem& p, const Config& c, Sm90Launch& out, bool fill) const;
+  Status check_kernel(const Problem& p, const Config& c, Form form, Sm90Launch& out, bool fill) const;
+  bool encode_operand(CUtensorMap& map, const Operand& o, int eb, int64_t inner, int64_t outer, int64_t outer_stride,
+                      int64_t batch, int box_inner, int box_outer, std::string* why) const;
+  bool encode_output(CUtensorMap& map, const Problem& p, const cuda::EpilogueArgs& e) const;
+  CUresult encode_3d(CUtensorMap& map, const Operand& o, CUtensorMapDataType type, int eb, int64_t inner, int64_t outer,
+                     int64_t outer_stride, int64_t batch, int box_inner, int box_outer, CUtensorMapL2promotion promotion) const;
+
+  CudaDevice& dev_;
+};
+
+Status Sm90WgmmaFamily::check(const Problem& p, const Config& c, Sm90Launch& out, bool fill) const {
+  const std::string form_name(c.form.view());
+  Form form;
+  if (!sm90::parse_form(form_name.c_str(), form))
+    return error(StatusCode::unsupported, "the form must be coop, pingpong, mcast or swap");
+  if (form != Form::swap) return check_kernel(p, c, form, out, fill);
+  // swap: the coop kernel on D^T = B^T A^T, its tile transposed.
+  Config t = c;
+  std::swap(t.block_m, t.block_n);
+  Status s = check_kernel(transposed(p), t, Form::coop, out, fill);
+  if (!s)
+    return error(s.code, "on D^T = B^T A^T, as tile " + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + ": " +
+                             s.message);
+  out.swapped = true;
+  return {};
+}
+
+// Can the kernel run `p` (in its own orientation) with tile c.block_m x c.block_n in `form`? With
+// `fill`, also builds the launch (tensor maps included). TMA needs 16-byte aligned bases and strides
+// and one unit stride per operand; wgmma needs equal 16-bit input types or fp8 inputs, fp8 K-major.
+Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form form, Sm90Launch& out, bool fill) const {
+  auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
+  if (dev_.info.limits.arch / 10 != 9 || !dev_.encode_tiled)
+    return fail("needs an sm_90 device and a driver with cuTensorMapEncodeTiled (this is " + dev_.info.name + ")");
+  const og_dtype ta = p.a.dtype, tb = p.b.dtype;
+  const bool fp8 = (ta == OG_DTYPE_FP8_E4M3 || ta == OG_DTYPE_FP8_E5M2) && (tb == OG_DTYPE_FP8_E4M3 || tb == OG_DTYPE_FP8_E5M2);
+  const bool sixteen = (ta == OG_DTYPE_F16 || ta == OG_DTYPE_BF16) && ta == tb;
+  if (!fp8 && !sixteen) return fail("inputs must be f16 x f16, bf16 x bf16 or fp8 (e4m3/e5m2) x fp8");
+  const int eb = sixteen ? 2 : 1;
+  if (c.block_k * eb != 128) return fail("BLOCK_K must be 128 bytes of K (" + std::to_string(128 / eb) + " elements)");
+  if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
+  if (c.split_k > kMaxSplitK) return fail("split_k above " + std::to_string(kMaxSplitK));
+  if (c.stages < 2) return fail("needs at least 2 pipeline stages");
+  const KernelKey key = sm90::kernel_key(c.block_m, c.block_n, c.split_k, form, cuda_technique_on("OMNIGEMM_CUDA_SPLIT_PAIRS"));
+  bool instantiated = false;
+  for (const Sm90Row& r : kRows)
+    instantiated |= r.block_k == c.block_k && sm90::kernel_key(r.block_m, r.block_n, r.split_k, r.form) == key;
+  if (!instantiated || key.wg_m == 0 || key.block_m() != c.block_m)
+    return fail("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " " +
+                std::string(c.form.empty() ? "coop" : c.form.view()) + " tile with " + std::to_string(128 / eb) +
+                "-element K steps (the rows of families/sm90_wgmma.inc)");
+  const size_t smem = sm90::shared_bytes(c.block_m, c.block_n, c.stages);
+  if (smem > size_t(dev_.info.limits.max_shared_bytes))
+    return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
+  if (p.k < 1) return fail("K must be at least 1 (a TMA box needs a non-empty K extent)");
+  if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
+  const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
+  if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
+  long long split_floats = 0, split_counters = 0;
+  if (c.split_k > 1 && !key.split_pairs) {  // the workspace of slices that meet through global memory
+    const long long split_tiles = sm90::split_tiles((p.m + c.block_m - 1) / c.block_m, (p.n + c.block_n - 1) / c.block_n,
+                                                    p.batch, key.cluster_m);
+    split_floats = sm90::partial_floats(split_tiles, c.block_m, c.block_n, c.split_k);
+    split_counters = sm90::counter_count(split_tiles);
+    if (split_floats > kMaxPartialFloats)
+      return fail("the split-K workspace would exceed " + std::to_string(kMaxPartialFloats * 4 >> 20) +
+                  " MiB: split_k 1 for a problem this large");
+    if (split_tiles * c.split_k > 0x7fffffffLL) return fail("more than 2^31 - 1 work items");
+  }
+
+  // Operand layouts. A (M x K): K-major when stride_col == 1, M-major when stride_row == 1.
+  // B (K x N): K-major when stride_row == 1, N-major when stride_col == 1.
+  const bool a_k_major = p.a.stride_col == 1, b_k_major = p.b.stride_row == 1;
+  const bool a_mn = !a_k_major && p.a.stride_row == 1, b_mn = !b_k_major && p.b.stride_col == 1;
+  if (!a_k_major && !a_mn) return fail("A needs a unit stride along M or K");
+  if (!b_k_major && !b_mn) return fail("B needs a unit stride along K or N");
+  if (fp8 && (a_mn || b_mn)) return fail("fp8 wgmma needs K-major operands (A row-major, B column-major)");
+  if (key.needs_k_major_b() && !b_k_major)
+    return fail("a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " tile (" +
+                std::to_string(key.split_n ? c.block_n / 2 : c.block_n) +
+                " columns per consumer) needs a K-major B (unit stride along K)");
+  std::string why;
+  if (!fill) {
+    if (!check_16_byte_operand(p.a, eb, a_k_major ? p.a.stride_row : p.a.stride_col, p.batch, &why) ||
+        !check_16_byte_operand(p.b, eb, b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, &why))
+      return fail(why);
+    return {};
+  }
+
+  sm90::Launch& l = out.l;
+  l.m = int(p.m); l.n = int(p.n); l.k = int(p.k); l.batch = int(p.batch);
+  l.group_m = c.group_m; l.stages = c.stages;
+  l.key = key;
+  l.a_mn_major = a_mn; l.b_mn_major = b_mn;
+  l.max_shared = size_t(dev_.info.limits.max_shared_bytes);
+  l.ep = epilogue_args(p);
+  l.split_k = c.split_k;
+  l.grid = int(std::min<long long>(tiles * c.split_k, dev_.programs()));
+  l.dependent_launch = cuda_technique_on("OMNIGEMM_CUDA_PDL");
+  // The deferred epilogue stores through map_d; where D cannot have one, tiles store at once.
+  l.defer_epilogue = cuda_technique_on("OMNIGEMM_CUDA_DEFER_EPILOGUE") && encode_output(l.map_d, p, l.ep);
+  out.a = ta;
+  out.b = tb;
+  out.split_floats = split_floats;
+  out.split_counters = split_counters;
+  const int block_k = 128 / eb;
+  // K-major: rows of K (box: BLOCK_K x tile rows); MN-major: rows of M or N (box: 64 x BLOCK_K).
+  if (!encode_operand(l.map_a, p.a, eb, a_k_major ? p.k : p.m, a_k_major ? p.m : p.k, a_k_major ? p.a.stride_row : p.a.stride_col,
+                      p.batch, a_k_major ? block_k : 64, a_k_major ? c.block_m : block_k, &why) ||
+      !encode_operand(l.map_b, p.b, eb, b_k_major ? p.k : p.n, b_k_major ? p.n : p.k, b_k_major ? p.b.stride_col : p.b.stride_row,
+                      p.batch, b_k_major ? block_k : 64, b_k_major ? c.block_n / key.cluster_m : block_k, &why))
+    return fail(why);
+  return {};
+}
+
+// The sm90 corrections to the cost model: where a config's tile is the wrong shape for the problem
+// in ways the tile counts do not see, it is not offered (a forced config still runs).
+CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
+  CostHints h;
+  // The kernel's main loop on full tiles: about three quarters of the 16-bit and fp8 dense peak.
+  h.efficiency = 0.75;
+  const bool swap = c.form == "swap";
+  // Narrow tiles (16 or 32 columns of the kernel's problem, the swap form's 16x128 and 32x128)
+  // exist for skinny problems: where one does not span the skinny dimension it loads the other
+  // operand (the weights) once per tile row.
+  const int narrow = swap ? c.block_m : c.block_n;
+  if (narrow < 64 && (swap ? p.m : p.n) > narrow) {
+    h.factor = 0;
+    h.note = "a narrow tile that does not span the skinny dimension re-reads the other operand per tile row";
+    return h;
+  }
+  // The column-split 192x192 tile runs at 128x256's rate per SM, so it pays only where its waves
+  // cover less tile area than 128x256's (e.g. 3072^2: 2 waves against 3).
+  if (c.block_m == 192 && c.block_n == 192) {
+    const long long units = dev_.programs();
+    auto wave_area = [&](long long bm, long long bn) {
+      const long long tiles = (p.m + bm - 1) / bm * ((p.n + bn - 1) / bn) * p.batch;
+      return (tiles + units - 1) / units * bm * bn;
+    };
+    if (wave_area(192, 192) >= wave_area(128, 256)) {
+      h.factor = 0;
+      h.note = "192x192 pays only where its waves cover less area than 128x256's";
+      return h;
+    }
+  }
+  // For M <= 64 a tile of 128 or more rows of D stages mostly padding rows of A, where the swap
+  // form's 64, 32 and 16-row tiles stage only real rows; such a tile is not offered where a
+  // shorter one can run the problem.
+  if (p.m <= 64 && c.block_m >= 128) {
+    for (const Config& s : kSm90Configs)
+      if (s.block_m < 128 && can_implement(p, s)) {
+        h.factor = 0;
+        h.note = "for M <= 64 a 128-row tile stages mostly padding where a shorter tile runs";
+        return h;
+      }
+  }
+  return h;
+}
+
+CUresult Sm90WgmmaFamily::encode_3d(CUtensorMap& map, const Operand& o, CUtensorMapDataType type, int eb, int64_t inner,
+                                    int64_t outer, int64_t outer_stride, int64_t batch, int box_inner, int box_outer,
+                                    CUtensorMapL2promotion promotion) const {
+  // 3-D tensor map (inner, outer, batch; elements of eb bytes) with the 128-byte swizzle; boxes
+  // read zeros out of bounds.
+  const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(batch)};
+  const cuuint64_t outer_bytes = cuuint64_t(outer_stride) * eb;
+  const cuuint64_t batch_bytes = batch > 1 ? cuuint64_t(o.batch_stride) * eb : (outer_bytes * dims[1] + 15) / 16 * 16;
+  const cuuint64_t strides[2] = {outer_bytes, batch_bytes};
+  const cuuint32_t box[3] = {cuuint32_t(box_inner), cuuint32_t(box_outer), 1};
+  const cuuint32_t unit[3] = {1, 1, 1};
+  void* base = static_cast<char*>(o.mem.ptr) + o.mem.offset;
+  return dev_.encode_tiled(&map, type, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                           CU_TENSOR_MAP_SWIZZLE_128B, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+// An operand's map: its TMA boxes are the kernel's A and B tiles.
+bool Sm90WgmmaFamily::encode_operand(CUtensorMap& map, const Operand& o, int eb, int64_t inner, int64_t outer,
+                                     int64_t outer_stride, int64_t batch, int box_inner, int box_outer, std::string* why) const {
+  if (!check_16_byte_operand(o, eb, outer_stride, batch, why)) return false;
+  const CUtensorMapDataType type = o.dtype == OG_DTYPE_F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                   : o.dtype == OG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                              : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  const CUresult r =
+      encode_3d(map, o, type, eb, inner, outer, outer_stride, batch, box_inner, box_outer, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+  if (r != CUDA_SUCCESS) {
+    if (why) *why = "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")";
+    return false;
+  }
+  return true;
+}
+
+// D for the deferred epilogue's TMA stores: the plain GEMM's 16-bit row-major D with 16-byte
+// aligned base, rows and batches, in boxes of 64 x 64 with the staging chunks' 128-byte swizzle.
+// TMA drops the rows of edge boxes beyond D but columns only in whole 16-byte units, so N must be
+// a multiple of 8. False where D is anything else.
+bool Sm90WgmmaFamily::encode_output(CUtensorMap& map, const Problem& p, const cuda::EpilogueArgs& e) const {
+  if (!(e.d.dtype == OG_DTYPE_F16 || e.d.dtype == OG_DTYPE_BF16) || !e.d_vector_rows || e.bias_mode != OG_BIAS_NONE ||
+      e.act != OG_ACT_NONE || p.d.stride_row <= 0 || p.n % 8 != 0)
+    return false;
+  return encode_3d(map, p.d, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, p.n, p.m, p.d.stride_row, p.batch, 64, 64,
+                   CU_TENSOR_MAP_L2_PROMOTION_NONE) == CUDA_SUCCESS;
+}
+
+}  // namespace
+
+std::unique_ptr<KernelFamily> make_sm90_wgmma_family(CudaDevice& device) { return std::make_unique<Sm90WgmmaFamily>(device); }
+
+}  // namespace omnigemm::detail
