@@ -1,5 +1,7 @@
 #include "cuda_device.hpp"
 
+#include "kernel_views.hpp"
+
 #include <cstdlib>
 #include <string_view>
 

@@ -1,6 +1,7 @@
 // What the CUDA kernel families share about their device: its identity and limits, the driver's
-// tensor-map encoder, the split-K workspaces, status conversion and the argument views of a
-// Problem. Owned by the backend (cuda_backend.cu); every family holds a reference.
+// tensor-map encoder, the split-K workspaces, and status conversion. Owned by the backend
+// (cuda_backend.cu); every family holds a reference. Host code only (kernel_views.hpp has the
+// kernels' argument views).
 #pragma once
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -11,7 +12,6 @@
 #include <string>
 
 #include "backend.hpp"
-#include "epilogue.cuh"
 
 namespace omnigemm::detail {
 
@@ -54,10 +54,6 @@ class CudaDevice {
 // Switches for measuring what a technique buys. A user's build has them fixed on; a developer
 // build (OMNIGEMM_DEVELOPER) reads `variable` ("0" turns the technique off).
 bool cuda_technique_on(const char* variable);
-
-// The kernels' views of a Problem's operands and epilogue.
-cuda::OperandArgs operand_args(const Operand& o);
-cuda::EpilogueArgs epilogue_args(const Problem& p);
 
 // The problem D^T = B^T A^T: its A is B transposed, and so on; per-M and per-N bias swap.
 Problem transposed(const Problem& p);

@@ -3,6 +3,7 @@
 
 #include "cost_model.hpp"
 #include "families.hpp"
+#include "kernel_views.hpp"
 #include "generic_kernel.cuh"
 
 namespace omnigemm::detail {

@@ -1,5 +1,6 @@
 // cuda.sm80_mma: the mma.sync kernel (gemm_mma_sync.cuh) as a kernel family.
 #include "../families.hpp"
+#include "../kernel_views.hpp"
 #include "launch.hpp"
 
 namespace omnigemm::detail {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "../families.hpp"
+#include "../kernel_views.hpp"
 #include "launch.hpp"
 
 namespace omnigemm::detail {

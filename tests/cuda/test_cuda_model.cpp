@@ -1,0 +1,185 @@
+// The CUDA families' choices on a modelled device, without a GPU: the families' can_implement and
+// hints and the engine's cost model, fed the limits an H100 SXM reports, must make the choices
+// that measured best on the H100 for the benchmark's shapes (squares, fp8, the LLM set), keep
+// narrow, tall and 192x192 tiles to the problems they pay on, and fall back to sm80_mma and simt
+// where TMA or wgmma cannot take the operands.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "dispatch.hpp"
+#include "families.hpp"
+#include "tuner.hpp"
+
+using namespace omnigemm::detail;
+using omnigemm::Status;
+using omnigemm::StatusCode;
+
+namespace {
+
+CUresult no_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                        const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                        CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  return CUDA_ERROR_NOT_SUPPORTED;  // the model plans nothing; can_implement never encodes
+}
+
+// A backend over a CudaDevice filled with an H100 SXM's properties (what CudaDevice::init reads).
+class ModelledH100 final : public Backend {
+ public:
+  ModelledH100() {
+    dev_.info.name = "modelled NVIDIA H100 80GB HBM3";
+    dev_.info.driver = "model, sm_90";
+    DeviceLimits& l = dev_.info.limits;
+    l.max_shared_bytes = 232448;
+    l.max_threads_per_group = 1024;
+    l.warp_size = 32;
+    l.max_registers_per_thread = 255;
+    l.compute_units = 132;
+    l.l2_bytes = 50331648;
+    l.arch = 90;
+    const double sm_ghz = 1.98 * 132;
+    l.peak_tflops_f32 = 256 * sm_ghz * 1e-3;
+    l.peak_tflops_16bit = 4096 * sm_ghz * 1e-3;
+    l.peak_tflops_8bit = 2 * l.peak_tflops_16bit;
+    dev_.encode_tiled = &no_tensor_maps;
+    owned_.push_back(make_sm90_wgmma_family(dev_));
+    owned_.push_back(make_sm80_mma_family(dev_));
+    owned_.push_back(make_simt_family(dev_));
+    for (auto& f : owned_) families_.push_back(f.get());
+  }
+  og_backend kind() const override { return OG_BACKEND_CUDA; }
+  const DeviceInfo& device() const override { return dev_.info; }
+  uint32_t input_dtypes() const override { return 0x1f; }
+  uint32_t output_dtypes() const override { return 0x07; }
+  uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
+  std::span<KernelFamily* const> families() const override { return families_; }
+  Status synchronize(void*) override { return unsupported(); }
+  Status allocate(size_t, og_memory&) override { return unsupported(); }
+  void release(const og_memory&) override {}
+  Status upload(const og_memory&, const void*, size_t) override { return unsupported(); }
+  Status download(void*, const og_memory&, size_t) override { return unsupported(); }
+  Status time_ms(const std::function<Status()>&, double&) override { return unsupported(); }
+
+ private:
+  static Status unsupported() { return error(StatusCode::unsupported, "a modelled device runs nothing"); }
+  CudaDevice dev_;
+  std::vector<std::unique_ptr<KernelFamily>> owned_;
+  std::vector<KernelFamily*> families_;
+};
+
+// A problem of device pointers at 256-byte aligned addresses: A (M x K) row-major, B (K x N)
+// row-major or column-major, D (M x N) row-major; `ld_pad` elements added to every leading dimension.
+Problem problem(int64_t m, int64_t n, int64_t k, og_dtype in, og_dtype out, bool b_col_major = false, int64_t ld_pad = 0,
+                int in_b = -1) {
+  Problem p;
+  p.m = m, p.n = n, p.k = k;
+  uintptr_t next = 0x100000;
+  auto operand = [&](int64_t rows, int64_t cols, og_dtype t, bool col_major) {
+    Operand o;
+    o.present = true, o.dtype = t, o.rows = rows, o.cols = cols;
+    o.stride_row = col_major ? 1 : cols + ld_pad;
+    o.stride_col = col_major ? rows + ld_pad : 1;
+    o.mem.kind = OG_MEMORY_CUDA;
+    o.mem.ptr = reinterpret_cast<void*>(next);
+    next += 0x10000000;
+    return o;
+  };
+  p.a = operand(m, k, in, false);
+  p.b = operand(k, n, in_b < 0 ? in : og_dtype(in_b), b_col_major);
+  p.d = operand(m, n, out, false);
+  return p;
+}
+
+std::string choice(const Backend& be, const Problem& p) {
+  const auto ranked = rank_candidates(be, p);
+  return ranked.empty() ? "none" : Tuner::heuristic(ranked).to_string();
+}
+
+bool offered(const Backend& be, const Problem& p, const char* config) {
+  for (const auto& c : rank_candidates(be, p))
+    if (c.config.to_string() == config) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("cuda model: the benchmark's shapes get the configs that measured best on the H100") {
+  ModelledH100 be;
+  struct Row {
+    int64_t m, n, k;
+    og_dtype in;
+    bool b_col_major;
+    const char* expected;
+  };
+  const char* square_small = "sm90_wgmma:128x64x64-g8-s8-w12-coop";
+  const char* big = "sm90_wgmma:128x256x64-g16-s4-w12-coop";
+  const char* tri = "sm90_wgmma:192x192x64-g8-s4-w12-swap";
+  const std::vector<Row> rows = {
+      {512, 512, 512, OG_DTYPE_F16, false, square_small},  {1024, 1024, 1024, OG_DTYPE_F16, false, square_small},
+      {2048, 2048, 2048, OG_DTYPE_F16, false, big},        {3072, 3072, 3072, OG_DTYPE_F16, false, tri},
+      {4096, 4096, 4096, OG_DTYPE_BF16, false, big},       {6144, 6144, 6144, OG_DTYPE_BF16, false, big},
+      {8192, 8192, 8192, OG_DTYPE_BF16, false, big},
+      {4096, 4096, 4096, OG_DTYPE_FP8_E4M3, true, "sm90_wgmma:128x256x128-g8-s4-w12-coop"},
+      {8192, 8192, 8192, OG_DTYPE_FP8_E4M3, true, "sm90_wgmma:128x256x128-g8-s4-w12-coop"},
+      {16, 4096, 4096, OG_DTYPE_F16, false, "sm90_wgmma:16x128x64-g8-s10-w12-k4-swap"},
+      {16, 14336, 4096, OG_DTYPE_F16, false, "sm90_wgmma:16x128x64-g8-s10-w12-swap"},
+      {16, 4096, 14336, OG_DTYPE_BF16, false, "sm90_wgmma:16x128x64-g8-s10-w12-k4-swap"},
+      {48, 4096, 4096, OG_DTYPE_F16, false, "sm90_wgmma:64x128x64-g8-s8-w12-k2-swap"},
+      {64, 4096, 4096, OG_DTYPE_F16, false, "sm90_wgmma:64x128x64-g8-s8-w12-k2-swap"},
+      {128, 4096, 4096, OG_DTYPE_F16, false, "sm90_wgmma:128x64x64-g8-s8-w12-k2-coop"},
+      {128, 14336, 4096, OG_DTYPE_BF16, false, "sm90_wgmma:128x128x64-g8-s6-w12-coop"},
+      {128, 4096, 14336, OG_DTYPE_F16, false, "sm90_wgmma:128x64x64-g8-s8-w12-k2-coop"},
+      {4096, 14336, 4096, OG_DTYPE_F16, false, big},       {4096, 4096, 14336, OG_DTYPE_BF16, false, big},
+  };
+  for (const Row& r : rows) {
+    const Problem p = problem(r.m, r.n, r.k, r.in, r.in == OG_DTYPE_FP8_E4M3 ? OG_DTYPE_F16 : r.in, r.b_col_major);
+    CAPTURE(r.m);
+    CAPTURE(r.n);
+    CAPTURE(r.k);
+    CHECK(choice(be, p) == r.expected);
+  }
+}
+
+TEST_CASE("cuda model: narrow, tall and 192x192 Hopper tiles are offered only where they pay") {
+  ModelledH100 be;
+  auto f16 = [](int64_t m, int64_t n, int64_t k) { return problem(m, n, k, OG_DTYPE_F16, OG_DTYPE_F16); };
+  CHECK(offered(be, f16(16, 4096, 4096), "sm90_wgmma:16x128x64-g8-s10-w12-swap"));
+  CHECK(offered(be, f16(16, 4096, 4096), "sm90_wgmma:32x128x64-g8-s9-w12-swap"));
+  CHECK(offered(be, f16(32, 4096, 4096), "sm90_wgmma:32x128x64-g8-s9-w12-k2-swap"));
+  CHECK_FALSE(offered(be, f16(17, 4096, 4096), "sm90_wgmma:16x128x64-g8-s10-w12-swap"));
+  CHECK_FALSE(offered(be, f16(128, 4096, 4096), "sm90_wgmma:32x128x64-g8-s9-w12-swap"));
+  CHECK(offered(be, f16(128, 4096, 4096), "sm90_wgmma:128x64x64-g8-s8-w12-k2-coop"));
+  CHECK_FALSE(offered(be, f16(512, 512, 512), "sm90_wgmma:16x128x64-g8-s10-w12-swap"));
+  // Tiles of 128 rows are not offered for M <= 64 where a shorter tile runs.
+  CHECK_FALSE(offered(be, f16(64, 4096, 4096), "sm90_wgmma:128x64x64-g8-s8-w12-k2-coop"));
+  CHECK(offered(be, f16(65, 4096, 4096), "sm90_wgmma:128x64x64-g8-s8-w12-k2-coop"));
+  // 192x192 only where its waves cover less area than 128x256's, in the swap form for a
+  // row-major B (coop 192x192 needs B K-major).
+  CHECK(offered(be, f16(3072, 3072, 3072), "sm90_wgmma:192x192x64-g8-s4-w12-swap"));
+  CHECK_FALSE(offered(be, f16(3072, 3072, 3072), "sm90_wgmma:192x192x64-g8-s4-w12-coop"));
+  CHECK_FALSE(offered(be, f16(4096, 4096, 4096), "sm90_wgmma:192x192x64-g8-s4-w12-swap"));
+  CHECK_FALSE(offered(be, f16(6144, 6144, 6144), "sm90_wgmma:192x192x64-g8-s4-w12-swap"));
+}
+
+TEST_CASE("cuda model: problems TMA or wgmma cannot take fall to sm80_mma, then simt, and say why") {
+  ModelledH100 be;
+  // Leading dimensions not a multiple of 16 bytes: no TMA; the mma.sync gathering loader runs.
+  const Problem odd = problem(1000, 1000, 1000, OG_DTYPE_BF16, OG_DTYPE_BF16, false, 3);
+  CHECK(choice(be, odd).rfind("sm80_mma:", 0) == 0);
+  Status s = be.families()[0]->can_implement(odd, be.families()[0]->configs()[0]);
+  CHECK_FALSE(s.ok());
+  CHECK(s.message.find("16 bytes") != std::string::npos);
+  // f32 and mixed f16 x bf16 inputs have no tensor-core family.
+  CHECK(choice(be, problem(300, 300, 300, OG_DTYPE_F32, OG_DTYPE_F32)).rfind("simt:", 0) == 0);
+  CHECK(choice(be, problem(300, 300, 300, OG_DTYPE_F16, OG_DTYPE_F32, false, 0, OG_DTYPE_BF16)).rfind("simt:", 0) == 0);
+  // fp8 with B row-major (N-major): wgmma needs K-major fp8, mma.sync converts on load.
+  CHECK(choice(be, problem(2048, 2048, 2048, OG_DTYPE_FP8_E4M3, OG_DTYPE_F16)).rfind("sm80_mma:", 0) == 0);
+  // Every row of every table is well-formed and names its family.
+  for (const KernelFamily* f : be.families())
+    for (const Config& c : f->configs()) {
+      CAPTURE(c.to_string());
+      CHECK(c.family == f->name());
+      CHECK(Config::parse(c.to_string()) == c);
+    }
+}
