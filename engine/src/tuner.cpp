@@ -197,6 +197,10 @@ Status Tuner::record(const std::string& key, const Config& config, double median
   load_locked();
   const Entry entry{config, median_ms, (long long)std::time(nullptr)};
   entries_[key] = entry;
+  {
+    std::lock_guard<std::mutex> memo_lock(choices_mutex_);
+    choices_.clear();  // a remembered choice may predate this entry
+  }
 
   auto warn_once = [&](const std::string& what) {
     if (!warned_write_)
@@ -239,7 +243,60 @@ Status Tuner::record(const std::string& key, const Config& config, double median
   return {};
 }
 
+size_t Tuner::SignatureHash::operator()(const Signature& s) const {
+  uint64_t h = 1469598103934665603ull;
+  for (int64_t v : s) h = (h ^ uint64_t(v)) * 1099511628211ull;
+  return size_t(h ^ (h >> 29));
+}
+
+Tuner::Signature Tuner::signature(const Problem& p) {
+  // Per operand: dtype, which stride is 1, and whether base, strides and batch stride are
+  // multiples of 16 bytes (what the families' loaders test), in one integer.
+  auto operand = [&](const Operand& o) -> int64_t {
+    if (!o.present) return -1;
+    const int64_t eb = dtype_bytes(o.dtype);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(o.mem.ptr) + uintptr_t(o.mem.offset);
+    int64_t bits = int64_t(o.dtype);
+    bits = bits * 2 + (o.stride_row == 1);
+    bits = bits * 2 + (o.stride_col == 1);
+    bits = bits * 2 + (base % 16 == 0);
+    bits = bits * 2 + ((o.stride_row * eb) % 16 == 0);
+    bits = bits * 2 + ((o.stride_col * eb) % 16 == 0);
+    bits = bits * 2 + ((o.batch_stride * eb) % 16 == 0);
+    bits = bits * 2 + (o.batch_stride > 0);
+    return bits * 8 + int64_t(o.mem.kind);
+  };
+  const int64_t epilogue = ((int64_t(p.activation) * 4 + int64_t(p.bias_mode)) * 8 + int64_t(p.bias_dtype)) * 2 + (p.beta != 0.0f);
+  return {p.m, p.n, p.k, p.batch, operand(p.a), operand(p.b), operand(p.c), operand(p.d), epilogue, 0, 0, 0};
+}
+
 Status Tuner::choose(Backend& be, const Problem& p, Config& out, ChoiceSource* source, bool allow_tuning) {
+  auto from = [&](ChoiceSource s) {
+    if (source) *source = s;
+    return Status{};
+  };
+  if (!p.forced_config) {
+    std::lock_guard<std::mutex> lock(choices_mutex_);
+    if (auto it = choices_.find(signature(p)); it != choices_.end()) {
+      out = it->second.config;
+      return from(it->second.source);
+    }
+  }
+  ChoiceSource got = ChoiceSource::heuristic;
+  Status s = choose_uncached(be, p, out, &got, allow_tuning);
+  if (source) *source = got;
+  // Remember it, unless it was forced or the cost model's pick stands in for a tuning run that
+  // has not happened (explain) or failed (the next call tries again).
+  const bool tuning_pending = mode_ == OG_TUNE_ON_MISS && got == ChoiceSource::heuristic;
+  if (s && !p.forced_config && !tuning_pending) {
+    std::lock_guard<std::mutex> lock(choices_mutex_);
+    if (choices_.size() >= kMaxRemembered) choices_.clear();
+    choices_[signature(p)] = Remembered{out, got};
+  }
+  return s;
+}
+
+Status Tuner::choose_uncached(Backend& be, const Problem& p, Config& out, ChoiceSource* source, bool allow_tuning) {
   auto from = [&](ChoiceSource s) {
     if (source) *source = s;
     return Status{};

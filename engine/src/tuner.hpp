@@ -2,7 +2,9 @@
 // cost model's ranking (dispatch.hpp) for problems without a cache entry.
 #pragma once
 
+#include <array>
 #include <map>
+#include <unordered_map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -34,6 +36,9 @@ class Tuner {
   Status choose(Backend& backend, const Problem& p, Config& out, ChoiceSource* source = nullptr,
                 bool allow_tuning = true);
 
+  // choose() without the memo of earlier choices (see signature()).
+  Status choose_uncached(Backend& backend, const Problem& p, Config& out, ChoiceSource* source, bool allow_tuning);
+
   // Time the candidates on scratch buffers and store the best in the cache.
   Status tune(Backend& backend, const Problem& p, Config& best, const TuneOptions& opt = {});
 
@@ -59,6 +64,22 @@ class Tuner {
 
  private:
   void load_locked();  // mutex_ held
+
+  // What a choice depends on, in a few integers: sizes, dtypes, layouts, 16-byte alignment of
+  // every operand's base and strides, the epilogue. Two problems with the same signature get the
+  // same choice, so repeated calls skip the ranking.
+  using Signature = std::array<int64_t, 12>;
+  struct SignatureHash {
+    size_t operator()(const Signature& s) const;
+  };
+  static Signature signature(const Problem& p);
+  struct Remembered {
+    Config config;
+    ChoiceSource source;
+  };
+  static constexpr size_t kMaxRemembered = 4096;  // then the memo starts over: memory stays bounded
+  std::mutex choices_mutex_;
+  std::unordered_map<Signature, Remembered, SignatureHash> choices_;
 
   std::string cache_path_;
   og_tune_mode mode_;

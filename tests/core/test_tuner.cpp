@@ -64,9 +64,13 @@ class OfferedFamily final : public KernelFamily {
  public:
   explicit OfferedFamily(KernelFamily& inner) : inner_(inner) {}
   std::vector<Config> offered;
+  mutable std::atomic<int> checks{0};  // can_implement calls
   const char* name() const override { return inner_.name(); }
   std::span<const Config> configs() const override { return offered.empty() ? inner_.configs() : std::span<const Config>(offered); }
-  Status can_implement(const Problem& p, const Config& c) const override { return inner_.can_implement(p, c); }
+  Status can_implement(const Problem& p, const Config& c) const override {
+    ++checks;
+    return inner_.can_implement(p, c);
+  }
   Status describe(const Problem& p, const Config& c, PlanSummary& out) const override { return inner_.describe(p, c, out); }
   Status run(const Problem& p, const Config& c, void* s) override { return inner_.run(p, c, s); }
 
@@ -88,6 +92,7 @@ class CountingBackend final : public Backend {
     family_.offered = std::move(configs);
   }
   const std::vector<Config>& offered() const { return family_.offered; }
+  int checks() const { return family_.checks.load(); }
   std::vector<Config> candidates(const Problem& p) const {
     std::vector<Config> out;
     for (const Candidate& c : rank_candidates(*this, p)) out.push_back(c.config);
@@ -327,4 +332,43 @@ TEST_CASE("tuner: the heuristic splits K only where slices fill idle units") {
   CHECK(be.first_choice(narrow.p).split_k > 1);
   HostProblem wide(32, 14336, 4096);
   CHECK(be.first_choice(wide.p) == be.offered()[0]);
+}
+
+TEST_CASE("tuner: a repeated problem reuses its choice without ranking again; other problems do not") {
+  TempDir dir;
+  CountingBackend be(cpu_backend());
+  Tuner t(dir.file("tune.txt"), OG_TUNE_CACHE_ONLY);
+  HostProblem hp(96, 80, 64);
+  Config first, again;
+  ChoiceSource source;
+  REQUIRE(t.choose(be, hp.p, first, &source).ok());
+  CHECK(source == ChoiceSource::heuristic);
+  const int checks = be.checks();
+  CHECK(checks > 0);
+  REQUIRE(t.choose(be, hp.p, again, &source).ok());
+  CHECK(again == first);
+  CHECK(source == ChoiceSource::heuristic);
+  CHECK(be.checks() == checks);  // remembered: no family was asked again
+  // Same sizes, other buffers with the same alignment: the same choice, remembered.
+  HostProblem twin(96, 80, 64);
+  REQUIRE(t.choose(be, twin.p, again).ok());
+  CHECK(again == first);
+  CHECK(be.checks() == checks);
+  // A different size, or a leading dimension that is no longer a multiple of 16 bytes, is ranked.
+  HostProblem other(97, 80, 64);
+  REQUIRE(t.choose(be, other.p, again).ok());
+  CHECK(be.checks() > checks);
+  const int after_other = be.checks();
+  Problem odd_ld = hp.p;
+  odd_ld.a.stride_row += 1;
+  REQUIRE(t.choose(be, odd_ld, again).ok());
+  CHECK(be.checks() > after_other);
+  // A forced config is never remembered in place of the ranking.
+  Problem forced = hp.p;
+  forced.forced_config = *Config::parse("packed:112x1024x2048-g1-s1-w1");
+  REQUIRE(t.choose(be, forced, again, &source).ok());
+  CHECK(source == ChoiceSource::forced);
+  REQUIRE(t.choose(be, hp.p, again, &source).ok());
+  CHECK(again == first);
+  CHECK(source == ChoiceSource::heuristic);
 }
