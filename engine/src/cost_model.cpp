@@ -39,6 +39,8 @@ CostTerms predict(const Problem& p, const Config& c, const CostHints& h, const D
 
   const double share = t.occupancy * t.useful * t.split * t.intensity * h.efficiency * h.factor;
   t.rate_tflops = peak_tflops(lim, p) * share;
+  const int bytes = std::max(dtype_bytes(p.a.dtype), dtype_bytes(p.b.dtype));
+  t.absolute = (bytes >= 4 ? lim.peak_tflops_f32 : bytes == 2 ? lim.peak_tflops_16bit : lim.peak_tflops_8bit) > 0;
   const double flops = 2.0 * double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1)) * double(p.batch);
   t.ms = share > 0 ? flops / (t.rate_tflops * 1e9) : std::numeric_limits<double>::infinity();
   return t;

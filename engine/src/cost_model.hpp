@@ -17,6 +17,7 @@ struct CostTerms {
   double split = 1;       // K-steps worth of work against K-steps paid, split-K's fixed price included
   double intensity = 0;   // the tile's arithmetic intensity term, relative to a 128x256 tile
   double rate_tflops = 0; // the predicted rate
+  bool absolute = false;  // false: the device reports no peak rate, so rate and time are relative
   double ms = 0;          // the predicted time (relative units when the device's peak is unknown)
 };
 

@@ -36,7 +36,9 @@ og_choice_source public_source(ChoiceSource s) {
 }
 
 std::string describe_cost(const CostTerms& t) {
-  return "predicted " + fixed(t.ms * 1000, 2) + " us at " + fixed(t.rate_tflops, 1) + " TFLOP/s (waves " + fixed(t.waves, 0) +
+  const std::string head = t.absolute ? "predicted " + fixed(t.ms * 1000, 2) + " us at " + fixed(t.rate_tflops, 1) + " TFLOP/s"
+                                      : "predicted " + fixed(t.ms * 1000, 2) + " (relative units: the device reports no peak rate)";
+  return head + " (waves " + fixed(t.waves, 0) +
          ", occupancy " + fixed(t.occupancy, 2) + ", useful " + fixed(t.useful, 2) + ", split " + fixed(t.split, 2) +
          ", intensity " + fixed(t.intensity, 2) + ")";
 }
@@ -91,10 +93,11 @@ Status explain(Backend& be, Tuner& tuner, const Problem& p, og_explanation& out)
   for (const Candidate& c : ranked) {
     if (c.config == cfg) continue;
     if (++listed > 4) break;
-    r += "  " + std::string(c.family->name()) + " " + c.config.to_string() + ": " + describe_cost(c.cost) + "\n";
+    r += "  " + c.config.to_string() + ": " + (c.cost.absolute ? describe_cost(c.cost) : "predicted " + fixed(c.cost.ms * 1000, 2)) + "\n";
   }
   if (listed == 0) r += "  none\n";
   r += "other families:\n";
+  if (be.families().size() == 1) r += "  none\n";
   for (const KernelFamily* f : be.families()) {
     if (f == family) continue;
     int offered = 0;
