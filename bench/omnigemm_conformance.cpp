@@ -1,7 +1,7 @@
 // omnigemm-conformance: one matrix of GEMM cases (dtypes x layouts/transposes x shapes with edges
 // x epilogues x batches) run on every available backend through the public API (og_gemm_host),
 // each output poisoned with NaN first and every element compared with the float64 reference of
-// tests/common/gemm_check.hpp under its per-dtype tolerance; padding outside the output view
+// bench/reference.hpp under its per-dtype tolerance; padding outside the output view
 // must stay untouched. Inputs depend only on --seed and the case index, so the same seed gives
 // the same inputs on every backend and machine. Prints a pass/fail matrix per backend, writes
 // JSON and a static HTML report, exits non-zero on any failure. Combinations a backend does
@@ -17,16 +17,12 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "gemm_check.hpp"
+#include "reference.hpp"
 
 namespace {
 
 using namespace omnigemm;
-using namespace omnigemm::test;
-using omnigemm::bench::fmt;
-using omnigemm::bench::html_escape;
-using omnigemm::bench::jnum;
-using omnigemm::bench::jstr;
+using namespace omnigemm::bench;
 
 struct DtypeCombo {
   Dtype a, b, d;
@@ -142,12 +138,12 @@ std::vector<Case> build_cases() {
 struct CaseData {
   HostMatrix a, b, c, d;
   std::vector<float> bias;
-  omnigemm::test::Reference ref;  // with the epilogue magnitudes compare() needs
+  Reference ref;  // with the epilogue magnitudes compare() needs
 };
 
 void make_case_data(const Case& c, uint64_t seed, CaseData& cd) {
   uint64_t state = seed ^ (uint64_t(c.index) * 0x9e3779b97f4a7c15ull);
-  rng().seed(bench::splitmix64(state));  // gemm_check's generator, reseeded per case
+  std::mt19937_64 rng(splitmix64(state));  // one generator per case: inputs depend on (seed, index) only
   const int64_t a_rows = c.a_trans ? c.k : c.m, a_cols = c.a_trans ? c.m : c.k;
   const int64_t b_rows = c.b_trans ? c.n : c.k, b_cols = c.b_trans ? c.k : c.n;
   cd.a = HostMatrix(a_rows, a_cols, c.dt.a, c.a_layout, c.ld_pad, c.batch, c.batch > 1 ? 5 : 0);
@@ -155,20 +151,20 @@ void make_case_data(const Case& c, uint64_t seed, CaseData& cd) {
   cd.b = HostMatrix(b_rows, b_cols, c.dt.b, c.b_layout, c.ld_pad, c.broadcast_b ? 1 : c.batch,
                     c.batch > 1 && !c.broadcast_b ? 7 : 0);
   cd.b.transposed = c.b_trans;
-  cd.a.randomize();
-  cd.b.randomize();
+  fill_uniform(cd.a, rng);
+  fill_uniform(cd.b, rng);
   const Dtype cd_dtype = c.dt.d;
   if (c.epi.beta != 0.0f) {
     cd.c = HostMatrix(c.m, c.n, cd_dtype, Layout::row_major, c.ld_pad, c.batch);
-    cd.c.randomize();
+    fill_uniform(cd.c, rng);
   }
   cd.d = HostMatrix(c.m, c.n, cd_dtype, Layout::row_major, c.ld_pad, c.batch, c.batch > 1 ? 3 : 0);
-  cd.d.randomize();  // padding gets values that must survive
+  fill_uniform(cd.d, rng);  // padding gets values that must survive
   cd.bias.clear();
   if (c.epi.bias_mode != BiasMode::none) {
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     cd.bias.resize(size_t(c.epi.bias_mode == BiasMode::per_n ? c.n : c.m));
-    for (float& v : cd.bias) v = u(rng());
+    for (float& v : cd.bias) v = u(rng);
   }
   cd.ref = reference_gemm(cd.a, cd.b, c.epi.beta != 0.0f ? &cd.c : nullptr, cd.bias.empty() ? nullptr : &cd.bias,
                           c.epi, c.batch);
@@ -211,9 +207,11 @@ CaseResult run_case(Context& ctx, const Case& c, const CaseData& cd_in) {
     r.message = s.message;
     return r;
   }
-  // Self-test of the checker: OMNIGEMM_CONFORMANCE_CORRUPT=1 spoils one output element.
+#ifdef OMNIGEMM_DEVELOPER
+  // Self-test of the checker (developer builds): OMNIGEMM_CONFORMANCE_CORRUPT=1 spoils one output element.
   if (const char* env = std::getenv("OMNIGEMM_CONFORMANCE_CORRUPT"); env && *env == '1')
-    cd.d.set(0, 0, 0, float(cd.ref[0] * 2.0 + 1.0));
+    cd.d.set(0, 0, 0, float(cd.ref.value[0] * 2.0 + 1.0));
+#endif
   ErrorReport e = compare(cd.d, cd.ref, &d_before);
   r.rel_error = e.rel_error;
   r.tol = tolerance(c.dt.d, c.k, c.dt.a, c.dt.b);
@@ -275,7 +273,7 @@ int main(int argc, char** argv) {
     if (a == "--seed") seed = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--out") out_dir = argv[++i];
     else if (a == "--backend") {
-      for (const auto& b : bench::split(argv[++i], ',')) {
+      for (const auto& b : split(argv[++i], ',')) {
         og_backend k = b == "cpu" ? OG_BACKEND_CPU : b == "vulkan" ? OG_BACKEND_VULKAN : b == "cuda" ? OG_BACKEND_CUDA
                      : b == "hip" ? OG_BACKEND_HIP : OG_BACKEND_AUTO;
         if (k == OG_BACKEND_AUTO) { std::fprintf(stderr, "unknown backend '%s'\n", b.c_str()); return 2; }
@@ -294,9 +292,7 @@ int main(int argc, char** argv) {
   const bool explicit_backends = !wanted.empty();
   std::vector<std::string> skipped_backends;  // requested but unavailable: said again at the end
   if (wanted.empty()) wanted = {OG_BACKEND_CUDA, OG_BACKEND_HIP, OG_BACKEND_VULKAN, OG_BACKEND_CPU};
-  // gemm_check.hpp prints its process seed on first use; make it ours.
-  setenv("OMNIGEMM_TEST_SEED", std::to_string(seed).c_str(), 1);
-  const std::string date = bench::utc_now(), command = bench::command_line(argc, argv);
+  const std::string date = utc_now(), command = command_line(argc, argv);
   std::printf("omnigemm-conformance  %s\ncommand: %s\nseed: %llu (same seed -> same inputs everywhere)\n",
               date.c_str(), command.c_str(), (unsigned long long)seed);
 
@@ -397,7 +393,7 @@ int main(int argc, char** argv) {
       << "<h1>OmniGEMM conformance</h1><p>" << html_escape(date) << "<br>command: <code>" << html_escape(command)
       << "</code><br>seed: " << seed << " (same seed &rarr; same inputs on every backend and machine)<br>"
       << cases.size() << " cases per backend, every output element against a float64 reference "
-      << "(tolerances of tests/common/gemm_check.hpp), outputs NaN-poisoned, padding checked.</p>\n";
+      << "(tolerances of bench/reference.cpp), outputs NaN-poisoned, padding checked.</p>\n";
     for (const std::string& line : skipped_backends) f << "<p><b>" << html_escape(line) << "</b></p>\n";
     for (const BackendReport& br : reports) {
       f << "<h2>" << html_escape(br.backend) << ": " << html_escape(br.device) << " (driver "
