@@ -1,7 +1,8 @@
 # Test bench_public_api_only: the tools in bench/ are clients of the public API. Every quoted
 # #include of a bench/ source must name a file of bench/ itself or a public header
-# ("omnigemm/..." under engine/include), and no include (quoted or angled) may name a header of
-# engine/src or tests/common.   usage: cmake -DDIR=<bench dir> -P check_includes.cmake
+# ("omnigemm/..." under engine/include), no include (quoted or angled) may name a header of
+# engine/src or tests/common, and bench/CMakeLists.txt may neither link the library's static twin
+# nor add those folders to an include path.   usage: cmake -DDIR=<bench dir> -P check_includes.cmake
 get_filename_component(root "${DIR}/.." ABSOLUTE)
 file(GLOB sources "${DIR}/*.hpp" "${DIR}/*.cpp" "${DIR}/*.h" "${DIR}/*.c" "${DIR}/*.cu" "${DIR}/*.inc")
 file(GLOB internal RELATIVE "${root}" "${root}/engine/src/*" "${root}/tests/common/*")
@@ -29,6 +30,15 @@ foreach(src IN LISTS sources)
       endif()
     endif()
   endforeach()
+endforeach()
+file(STRINGS "${DIR}/CMakeLists.txt" cmake_lines)
+foreach(line IN LISTS cmake_lines)
+  if(line MATCHES "^[ \t]*#")
+    continue()
+  endif()
+  if(line MATCHES "omnigemm_static|omnigemm_internal_headers|engine/src|tests/common")
+    list(APPEND bad "CMakeLists.txt: ${line}  (internal target or folder)")
+  endif()
 endforeach()
 list(LENGTH sources n)
 if(bad)
