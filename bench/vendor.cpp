@@ -7,14 +7,17 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace omnigemm::bench {
 
 using omnigemm::StatusCode;
-using omnigemm::detail::error;
 
 namespace {
+
+Status error(StatusCode code, std::string message) { return Status{code, std::move(message)}; }
 
 // dlopen the first of `names` found in `dirs` (then the loader's own search path).
 void* open_library(const std::vector<std::string>& dirs, const std::vector<std::string>& names, std::string& tried) {
@@ -139,7 +142,7 @@ int cuda_type(og_dtype d) {
 
 class Cublas final : public Vendor {
  public:
-  static std::unique_ptr<Vendor> load_lib(omnigemm::detail::Backend& be, std::string& why) {
+  static std::unique_ptr<Vendor> load_lib(og_context* ctx, std::string& why) {
     std::vector<std::string> dirs;
     if (const char* d = std::getenv("OMNIGEMM_CUBLAS_DIR"); d && *d) dirs.push_back(d);
     dirs.push_back("");  // LD_LIBRARY_PATH, rpath, ld.so.cache
@@ -162,7 +165,7 @@ class Cublas final : public Vendor {
     std::string tried_lt;
     void* lt = open_library(dirs, {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}, tried_lt);
     auto v = std::make_unique<Cublas>();
-    v->be_ = &be;
+    v->ctx_ = ctx;
     cu::create_fn create = nullptr;
     if (!load(lib, "cublasCreate_v2", create) || !load(lib, "cublasGemmEx", v->gemm_ex_)) {
       why = "libcublas lacks cublasCreate_v2/cublasGemmEx";
@@ -183,7 +186,7 @@ class Cublas final : public Vendor {
   }
 
   ~Cublas() override {
-    if (workspace_.kind != OG_MEMORY_NONE) be_->release(workspace_);
+    if (workspace_.kind != OG_MEMORY_NONE) og_memory_free(ctx_, workspace_);
   }
 
   std::string library() const override { return version_ + (lt_handle_ ? " + cuBLASLt" : " (" + lt_why_ + ")"); }
@@ -237,7 +240,7 @@ class Cublas final : public Vendor {
               load(lt, "cublasLtMatmulAlgoGetHeuristic", heuristic_) && load(lt, "cublasLtMatmul", matmul_);
     if (!ok) { lt_why_ = "libcublasLt lacks a needed symbol"; return; }
     if (create(&lt_handle_) != 0) { lt_handle_ = nullptr; lt_why_ = "cublasLtCreate failed"; return; }
-    if (Status s = be_->allocate(kWorkspace, workspace_); !s) {
+    if (Status s = Status::from_c(og_memory_alloc(ctx_, kWorkspace, &workspace_)); !s) {
       lt_handle_ = nullptr;
       lt_why_ = "no device memory for the cuBLASLt workspace: " + s.message;
     }
@@ -279,7 +282,7 @@ class Cublas final : public Vendor {
   }
 
   static constexpr size_t kWorkspace = size_t(32) << 20;
-  omnigemm::detail::Backend* be_ = nullptr;
+  og_context* ctx_ = nullptr;
   cu::handle handle_ = nullptr;
   cu::gemm_ex_fn gemm_ex_ = nullptr;
   std::string version_, lt_why_;
@@ -489,10 +492,14 @@ std::unique_ptr<ActivationPass> load_activation_pass(og_backend backend, std::st
   return nullptr;
 }
 
-std::unique_ptr<Vendor> load_vendor(og_backend backend, omnigemm::detail::Backend& be, std::string& why) {
+std::unique_ptr<Vendor> load_vendor(og_backend backend, og_context* ctx, std::string& why) {
   switch (backend) {
-    case OG_BACKEND_CPU: return OpenBlas::load_lib(be.device().limits.compute_units, why);
-    case OG_BACKEND_CUDA: return Cublas::load_lib(be, why);
+    case OG_BACKEND_CPU: {
+      og_capabilities caps{};
+      const int threads = og_context_capabilities(ctx, &caps) == OG_OK ? caps.compute_units : 0;
+      return OpenBlas::load_lib(threads, why);
+    }
+    case OG_BACKEND_CUDA: return Cublas::load_lib(ctx, why);
     case OG_BACKEND_HIP: why = "rocBLAS/hipBLASLt baseline not built (no HIP backend yet)"; return nullptr;
     case OG_BACKEND_VULKAN: why = "no vendor Vulkan GEMM library"; return nullptr;
     default: why = "no vendor library"; return nullptr;

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "backend.hpp"
+#include "omnigemm/omnigemm.hpp"
 
 namespace omnigemm::bench {
 
@@ -42,7 +42,7 @@ class Vendor {
   virtual std::string library() const = 0;  // name and version, for the header lines
   virtual VendorPlan plan(const VendorProblem& p) const = 0;
   // Enqueue D = A * B with buffers of the plan's dtypes on the device's default stream/queue
-  // (the one Backend::time_ms times).
+  // (the one og_context_time times).
   virtual Status run(const VendorProblem& p, const og_memory& a, const og_memory& b, const og_memory& d) = 0;
 };
 
@@ -55,13 +55,15 @@ class ActivationPass {
   virtual ~ActivationPass() = default;
   virtual std::string label() const = 0;
   // Loads the kernel module in the calling thread's current device context (call after the
-  // backend has allocated memory, so that its context exists).
+  // context has allocated memory with og_memory_alloc, so that the device context exists).
   virtual Status prepare() = 0;
   virtual Status leaky_relu(const og_memory& d, og_dtype dtype, int64_t elements, float slope) = 0;
 };
 std::unique_ptr<ActivationPass> load_activation_pass(og_backend backend, std::string& why);
 
-// The vendor library of `backend`'s device, or nullptr with the reason in `why`.
-std::unique_ptr<Vendor> load_vendor(og_backend backend, omnigemm::detail::Backend& be, std::string& why);
+// The vendor library of the device of `ctx` (a context of backend `backend`), or nullptr with the
+// reason in `why`. Device memory it needs (cuBLASLt's workspace) comes from og_memory_alloc on
+// `ctx`: destroy the Vendor before the context.
+std::unique_ptr<Vendor> load_vendor(og_backend backend, og_context* ctx, std::string& why);
 
 }  // namespace omnigemm::bench

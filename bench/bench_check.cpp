@@ -1,0 +1,102 @@
+#include "bench_check.hpp"
+
+#include <cstdlib>
+#include <random>
+
+#include "bench_util.hpp"
+
+namespace omnigemm::bench {
+
+std::pair<std::vector<uint8_t>, std::vector<uint8_t>>& HostProblem::converted(og_dtype d) {
+  auto it = converted_.find(d);
+  if (it != converted_.end()) return it->second;
+  auto convert = [&](const HostMatrix& m) {
+    if (D(d) == m.dtype) return m.bytes;
+    const size_t si = size_t(dtype_size(m.dtype)), so = size_t(dtype_size(d));
+    const size_t n = m.bytes.size() / si;
+    std::vector<uint8_t> out(n * so);
+    for (size_t i = 0; i < n; ++i) encode(D(d), &out[i * so], float(decode(m.dtype, &m.bytes[i * si])));
+    return out;
+  };
+  return converted_[d] = {convert(a), convert(b)};
+}
+
+void make_host_problem(HostProblem& hp, uint64_t seed) {
+  const Shape& s = hp.shape;
+  hp.a = HostMatrix(s.m, s.k, D(hp.dt.in));
+  hp.b = HostMatrix(s.k, s.n, D(hp.dt.in), hp.b_col_major ? Layout::col_major : Layout::row_major);
+  fill_fast(hp.a, seed * 2 + 1);
+  fill_fast(hp.b, seed * 2 + 2);
+  hp.full_check = double(s.m) * double(s.n) * double(s.k) <= double(1 << 24);
+  hp.check_at.clear();
+  if (hp.full_check) {
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j) hp.check_at.push_back({i, j});
+  } else {
+    std::mt19937_64 g(seed ^ 0x5eed);
+    hp.check_at = {{0, 0}, {s.m - 1, s.n - 1}, {0, s.n - 1}, {s.m - 1, 0}};
+    while (hp.check_at.size() < 256) hp.check_at.push_back({int64_t(g() % uint64_t(s.m)), int64_t(g() % uint64_t(s.n))});
+  }
+  EpilogueSpec epi;
+  if (hp.leaky) {
+    epi.act = Activation::leaky_relu;
+    epi.slope = hp.slope;
+  }
+  hp.ref.assign(hp.check_at.size(), 0);
+  std::vector<double> row(size_t(s.k));
+  int64_t cached_row = -1;
+  for (size_t e = 0; e < hp.check_at.size(); ++e) {
+    const auto [i, j] = hp.check_at[e];
+    if (i != cached_row) {
+      for (int64_t k = 0; k < s.k; ++k) row[size_t(k)] = hp.a.get(0, i, k);
+      cached_row = i;
+    }
+    double acc = 0;
+    for (int64_t k = 0; k < s.k; ++k) acc += row[size_t(k)] * hp.b.get(0, k, j);
+    hp.ref[e] = apply_epilogue(epi, acc, 0.0, 0.0).value;
+  }
+}
+
+std::string Check::text() const {
+  if (ok) return "ok";
+  if (non_finite) return "FAIL (" + std::to_string(non_finite) + " not finite)";
+  return "FAIL (err " + fmt("%.2e", rel_error) + " > " + fmt("%.1e", tol) + ")";
+}
+
+Check check_output(const HostProblem& hp, const std::vector<uint8_t>& d_bytes, og_dtype d) {
+  Check c;
+  const size_t es = size_t(dtype_size(d));
+  double num = 0, den = 0;
+  for (size_t e = 0; e < hp.check_at.size(); ++e) {
+    const auto [i, j] = hp.check_at[e];
+    const double o = decode(D(d), &d_bytes[size_t(i * hp.shape.n + j) * es]);
+    if (!std::isfinite(o)) {
+      ++c.non_finite;
+      continue;
+    }
+    num += (o - hp.ref[e]) * (o - hp.ref[e]);
+    den += hp.ref[e] * hp.ref[e];
+  }
+  c.rel_error = c.non_finite ? INFINITY : std::sqrt(num) / (den > 0 ? std::sqrt(den) : 1.0);
+  c.tol = tolerance(D(d), hp.shape.k, D(hp.dt.in), D(hp.dt.in));
+  c.ok = c.non_finite == 0 && c.rel_error <= c.tol;
+  return c;
+}
+
+std::vector<uint8_t> poison_bytes(og_dtype d, size_t elements) {
+  const size_t es = size_t(dtype_size(d));
+  std::vector<uint8_t> v(elements * es);
+  for (size_t i = 0; i < elements; ++i) encode(D(d), &v[i * es], NAN);
+  return v;
+}
+
+#ifdef OMNIGEMM_DEVELOPER
+void corrupt_for_self_test(const HostProblem& hp, std::vector<uint8_t>& out, og_dtype d) {
+  const char* e = std::getenv("OMNIGEMM_BENCH_CORRUPT");
+  if (!e || *e != '1') return;
+  const auto [i, j] = hp.check_at[0];
+  encode(D(d), &out[size_t(i * hp.shape.n + j) * size_t(dtype_size(d))], float(hp.ref[0] * 2.0 + 1.0));
+}
+#endif
+
+}  // namespace omnigemm::bench

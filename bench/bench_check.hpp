@@ -1,0 +1,66 @@
+// omnigemm-bench's inputs and result check: random host operands (never 0) made from the seed,
+// the float64 reference at the checked output elements (every element up to 2^24 multiply-adds,
+// else 256 sampled ones including the four corners) and the relative-error check of one
+// downloaded output against it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench_options.hpp"
+#include "reference.hpp"
+
+namespace omnigemm::bench {
+
+inline Dtype D(og_dtype d) { return static_cast<Dtype>(d); }
+
+struct HostProblem {
+  Shape shape;
+  DtypeSpec dt;
+  bool b_col_major = false;
+  bool leaky = false;
+  float slope = 0.1f;
+  std::string forced_config;
+  HostMatrix a, b;
+  // Checked output elements (row, col) and their float64 reference values.
+  std::vector<std::pair<int64_t, int64_t>> check_at;
+  std::vector<double> ref;
+  bool full_check = false;
+
+  // A and B as bytes of dtype `d`: the inputs' own bytes, or exact conversions to a wider dtype
+  // (a vendor library may need f32 copies of f16 inputs). Made once per dtype.
+  const std::vector<uint8_t>& a_bytes(og_dtype d) { return converted(d).first; }
+  const std::vector<uint8_t>& b_bytes(og_dtype d) { return converted(d).second; }
+
+ private:
+  std::map<og_dtype, std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> converted_;
+  std::pair<std::vector<uint8_t>, std::vector<uint8_t>>& converted(og_dtype d);
+};
+
+// Draws A and B from `seed` and computes the reference at the checked elements.
+void make_host_problem(HostProblem& hp, uint64_t seed);
+
+struct Check {
+  bool ok = false;
+  double rel_error = NAN, tol = NAN;
+  int64_t non_finite = 0;
+  std::string text() const;  // "ok", "FAIL (3 not finite)", "FAIL (err 1.2e-02 > 9.8e-04)"
+};
+
+// D (row-major M x N of dtype d, downloaded) against the reference at the checked elements:
+// ||out - ref|| / ||ref|| under tolerance(d, K, input dtype, input dtype).
+Check check_output(const HostProblem& hp, const std::vector<uint8_t>& d_bytes, og_dtype d);
+
+// `elements` NaNs of dtype d (outputs are poisoned before the checked run).
+std::vector<uint8_t> poison_bytes(og_dtype d, size_t elements);
+
+#ifdef OMNIGEMM_DEVELOPER
+// Self-test of the checker (developer builds only): with OMNIGEMM_BENCH_CORRUPT=1 in the
+// environment, spoils the first checked element of `out`, so that every row must FAIL.
+void corrupt_for_self_test(const HostProblem& hp, std::vector<uint8_t>& out, og_dtype d);
+#endif
+
+}  // namespace omnigemm::bench

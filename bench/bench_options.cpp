@@ -1,0 +1,216 @@
+#include "bench_options.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "bench_util.hpp"
+
+namespace omnigemm::bench {
+
+namespace {
+
+std::optional<og_dtype> parse_dtype(const std::string& s) {
+  for (int d = 0; d < OG_DTYPE_COUNT; ++d)
+    if (s == og_dtype_name(og_dtype(d))) return og_dtype(d);
+  if (s == "e4m3" || s == "fp8") return OG_DTYPE_FP8_E4M3;
+  if (s == "e5m2") return OG_DTYPE_FP8_E5M2;
+  return std::nullopt;
+}
+
+og_dtype default_output(og_dtype in) {
+  switch (in) {
+    case OG_DTYPE_F32: return OG_DTYPE_F32;
+    case OG_DTYPE_BF16: return OG_DTYPE_BF16;
+    default: return OG_DTYPE_F16;  // f16, and fp8 -> f16 as cuBLASLt's fp8 GEMM writes
+  }
+}
+
+}  // namespace
+
+void print_usage() {
+  std::puts(
+      "omnigemm-bench [options]\n"
+      "  --backend cpu,vulkan,cuda     backends to run (default: every available one)\n"
+      "  --dtype f16,bf16,f32,fp8_e4m3,fp8_e5m2[:out]  input dtypes; output dtype rule: f32->f32,\n"
+      "                                f16->f16, bf16->bf16, fp8->f16; 'in:out' overrides (e.g. f16:f32)\n"
+      "  (sweeps; default: the Triton tutorial's square series M=N=K=128*i, i=2..32)\n"
+      "  --quick                       square sizes 256, 512, 768, 1024, 1536, 2048\n"
+      "  --sizes 512,1024              square sizes\n"
+      "  --shapes MxNxK,...            explicit shapes\n"
+      "  --llm                         M in {16,128,4096} x (N,K) in {(4096,4096),(14336,4096),(4096,14336)}\n"
+      "  --K_range A B --K_step S --MN X   K sweep with M=N=X (default X=4096)\n"
+      "  --epilogue leaky_relu         fused leaky_relu (OmniGEMM) vs vendor GEMM + a separate pass\n"
+      "  --activation-pass auto|loop|kernel|omnigemm   the vendor's separate activation pass: a host loop\n"
+      "                                (CPU only; CPU default), a PTX kernel (CUDA only; CUDA default) or\n"
+      "                                OmniGEMM's K=0 elementwise call (elsewhere, or when the kernel cannot load)\n"
+      "  --config TEXT                 force OmniGEMM's config, family:BMxBNxBK-gG-sS-wW[...] (e.g.\n"
+      "                                sm90_wgmma:128x256x64-g16-s4-w12-coop; default: the tuner's choice)\n"
+      "  --explain                     print og_gemm_explain's report for every OmniGEMM row (backend,\n"
+      "                                kernel family, config, why, launch plan, other families)\n"
+      "  --tune-mode cache_only|on_miss|off   the context's tune mode (default cache_only, as og_gemm)\n"
+      "  --b-layout auto|row|col       B storage (auto: row-major, column-major for fp8 as cuBLASLt needs)\n"
+      "  --budget-ms X                 timing budget per implementation and configuration (default 400)\n"
+      "  --warmup-ms X                 device time run before timing each implementation (default 30 ms,\n"
+      "                                at least what the backend needs to bring its clocks up: 1.5 s on Vulkan)\n"
+      "  --max-config-seconds X        skip configurations estimated to take longer (default 20)\n"
+      "  --seed N                      input seed (default: fresh, printed)\n"
+      "  --no-vendor                   skip vendor baselines\n"
+      "  --out DIR                     CSV/JSON/plots (default bench/out if it exists, else ./omnigemm-bench-out)\n"
+      "  --no-plot                     no plot\n"
+      "  --python PATH|none            interpreter for plot.py (default: the first python3 with matplotlib;\n"
+      "                                none, or none found: a basic plot.svg written by the bench itself)\n"
+      "Environment: OMNIGEMM_CUBLAS_DIR, OMNIGEMM_OPENBLAS_DIR (folders of the vendor libraries).");
+}
+
+
+bool parse_args(int argc, char** argv, Options& o, std::string& err) {
+  std::vector<int64_t> sizes;
+  bool quick = false, llm = false;
+  int64_t k_lo = 0, k_hi = 0, k_step = 0, mn = 4096;
+  bool mn_given = false;
+  auto need = [&](int& i, const char* flag) -> const char* {
+    if (i + 1 >= argc) { err = std::string(flag) + " needs a value"; return nullptr; }
+    return argv[++i];
+  };
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      const char* v = nullptr;
+      if (a == "--help" || a == "-h") { print_usage(); std::exit(0); }
+      else if (a == "--quick") quick = true;
+      else if (a == "--llm") llm = true;
+      else if (a == "--no-plot") o.plot = false;
+      else if (a == "--no-vendor") o.vendor = false;
+      else if (a == "--explain") o.explain = true;
+      else if (a == "--config") {
+        if (!(v = need(i, "--config"))) return false;
+        o.forced_config = v;
+      } else if (a == "--tune-mode") {
+        if (!(v = need(i, "--tune-mode"))) return false;
+        const std::string t = v;
+        if (t == "cache_only") o.tune_mode = OG_TUNE_CACHE_ONLY;
+        else if (t == "on_miss") o.tune_mode = OG_TUNE_ON_MISS;
+        else if (t == "off") o.tune_mode = OG_TUNE_OFF;
+        else { err = "--tune-mode cache_only|on_miss|off"; return false; }
+      } else if (a == "--activation-pass") {
+        if (!(v = need(i, "--activation-pass"))) return false;
+        o.activation_pass = v;
+        if (o.activation_pass != "auto" && o.activation_pass != "loop" && o.activation_pass != "omnigemm" &&
+            o.activation_pass != "kernel") {
+          err = "--activation-pass auto|loop|kernel|omnigemm";
+          return false;
+        }
+      } else if (a == "--python") {
+        if (!(v = need(i, "--python"))) return false;
+        o.python = v;
+      }
+      else if (a == "--backend") {
+        if (!(v = need(i, "--backend"))) return false;
+        for (const auto& b : split(v, ',')) {
+          if (b == "cpu") o.backends.push_back(OG_BACKEND_CPU);
+          else if (b == "vulkan") o.backends.push_back(OG_BACKEND_VULKAN);
+          else if (b == "cuda") o.backends.push_back(OG_BACKEND_CUDA);
+          else if (b == "hip") o.backends.push_back(OG_BACKEND_HIP);
+          else { err = "unknown backend '" + b + "' (cpu, vulkan, cuda, hip)"; return false; }
+        }
+      } else if (a == "--dtype") {
+        if (!(v = need(i, "--dtype"))) return false;
+        o.dtypes.clear();
+        for (const auto& spec : split(v, ',')) {
+          auto parts = split(spec, ':');
+          auto in = parts.empty() ? std::nullopt : parse_dtype(parts[0]);
+          auto out = parts.size() > 1 ? parse_dtype(parts[1]) : (in ? std::optional(default_output(*in)) : std::nullopt);
+          if (!in || !out || parts.size() > 2) { err = "bad dtype '" + spec + "'"; return false; }
+          if (*in >= OG_DTYPE_MXFP8 || *out >= OG_DTYPE_MXFP8) {
+            err = "block-scaled dtypes (mxfp8, mxfp4, nvfp4) need scale tensors, which omnigemm-bench does not make yet";
+            return false;
+          }
+          o.dtypes.push_back({*in, *out});
+        }
+      } else if (a == "--sizes") {
+        if (!(v = need(i, "--sizes"))) return false;
+        for (const auto& s : split(v, ',')) sizes.push_back(std::stoll(s));
+      } else if (a == "--shapes") {
+        if (!(v = need(i, "--shapes"))) return false;
+        for (const auto& s : split(v, ',')) {
+          auto p = split(s, 'x');
+          if (p.size() != 3) { err = "bad shape '" + s + "' (MxNxK)"; return false; }
+          o.shapes.push_back({std::stoll(p[0]), std::stoll(p[1]), std::stoll(p[2])});
+        }
+        o.sweep = "list";
+      } else if (a == "--K_range") {
+        if (i + 2 >= argc) { err = "--K_range needs two values"; return false; }
+        k_lo = std::stoll(argv[++i]);
+        k_hi = std::stoll(argv[++i]);
+      } else if (a == "--K_step") {
+        if (!(v = need(i, "--K_step"))) return false;
+        k_step = std::stoll(v);
+      } else if (a == "--MN") {
+        if (!(v = need(i, "--MN"))) return false;
+        mn = std::stoll(v);
+        mn_given = true;
+      } else if (a == "--epilogue") {
+        if (!(v = need(i, "--epilogue"))) return false;
+        if (std::string(v) != "leaky_relu") { err = "--epilogue supports leaky_relu"; return false; }
+        o.epilogue_leaky = true;
+      } else if (a == "--b-layout") {
+        if (!(v = need(i, "--b-layout"))) return false;
+        o.b_layout = v;
+        if (o.b_layout != "auto" && o.b_layout != "row" && o.b_layout != "col") { err = "--b-layout auto|row|col"; return false; }
+      } else if (a == "--warmup-ms") {
+        if (!(v = need(i, "--warmup-ms"))) return false;
+        o.warmup_ms = std::stod(v);
+      } else if (a == "--budget-ms") {
+        if (!(v = need(i, "--budget-ms"))) return false;
+        o.budget_ms = std::stod(v);
+      } else if (a == "--max-config-seconds") {
+        if (!(v = need(i, "--max-config-seconds"))) return false;
+        o.max_config_s = std::stod(v);
+      } else if (a == "--seed") {
+        if (!(v = need(i, "--seed"))) return false;
+        o.seed = std::stoull(v);
+        o.seed_given = true;
+      } else if (a == "--out") {
+        if (!(v = need(i, "--out"))) return false;
+        o.out_dir = v;
+      } else {
+        err = "unknown option '" + a + "' (see --help)";
+        return false;
+      }
+    }
+  } catch (const std::exception&) {
+    err = "bad number in the arguments";
+    return false;
+  }
+  if ((k_step != 0 || mn_given) && k_lo == 0 && k_hi == 0) {
+    err = "--K_step and --MN belong to a K sweep: add --K_range A B";
+    return false;
+  }
+  if (k_lo > 0 || k_hi > 0) {
+    if (k_lo <= 0 || k_hi < k_lo || k_step < 0) { err = "--K_range A B needs 0 < A <= B"; return false; }
+    if (k_step == 0) k_step = 256;
+    o.shapes.clear();
+    for (int64_t k = k_lo; k <= k_hi; k += k_step) o.shapes.push_back({mn, mn, k});
+    o.sweep = "k";
+  } else if (llm) {
+    o.shapes.clear();
+    for (int64_t m : {16, 128, 4096})
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {14336, 4096}, {4096, 14336}}) o.shapes.push_back({m, n, k});
+    o.sweep = "llm";
+  } else if (!sizes.empty() || quick) {
+    if (quick && sizes.empty()) sizes = {256, 512, 768, 1024, 1536, 2048};
+    o.shapes.clear();
+    for (int64_t s : sizes) o.shapes.push_back({s, s, s});
+    o.sweep = "square";
+  } else if (o.shapes.empty()) {
+    for (int i = 2; i <= 32; ++i) o.shapes.push_back({128 * i, 128 * i, 128 * i});
+  }
+  for (const Shape& s : o.shapes)
+    if (s.m <= 0 || s.n <= 0 || s.k <= 0) { err = "sizes must be positive"; return false; }
+  return true;
+}
+
+}  // namespace omnigemm::bench

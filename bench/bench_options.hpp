@@ -1,0 +1,54 @@
+// omnigemm-bench's command line: what to run (backends, dtypes, shapes, epilogue, config) and how
+// long to measure it. The flags and their defaults are those earlier results and
+// scripts/ab_bench.sh were made with.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "omnigemm/omnigemm.h"
+
+namespace omnigemm::bench {
+
+struct Shape {
+  int64_t m = 0, n = 0, k = 0;
+  std::string label() const { return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k); }
+};
+
+struct DtypeSpec {
+  og_dtype in = OG_DTYPE_F16, out = OG_DTYPE_F16;
+  std::string name() const { return std::string(og_dtype_name(in)) + "->" + og_dtype_name(out); }
+};
+
+struct Options {
+  std::vector<og_backend> backends;  // empty: every available one
+  std::vector<DtypeSpec> dtypes{{OG_DTYPE_F16, OG_DTYPE_F16}};
+  std::vector<Shape> shapes;
+  std::string sweep = "square";   // square | k | list | llm: the x axis of the plot
+  std::string out_dir;
+  std::string b_layout = "auto";  // auto (row-major; column-major for fp8) | row | col
+  bool epilogue_leaky = false;
+  float leaky_slope = 0.1f;
+  double budget_ms = 400;         // timed samples per implementation and configuration
+  double max_config_s = 20;       // skip a configuration estimated to take longer (per backend)
+  int min_samples = 5, max_samples = 100;
+  double warmup_ms = 30;
+  uint64_t seed = 0;
+  bool seed_given = false;
+  bool plot = true;
+  bool vendor = true;
+  bool explain = false;           // print og_gemm_explain's report of every OmniGEMM row
+  std::string forced_config;      // --config: run OmniGEMM with this config instead of the tuner's
+  og_tune_mode tune_mode = OG_TUNE_CACHE_ONLY;
+  std::string activation_pass = "auto";  // vendor + separate pass: loop (host, CPU only) | kernel | omnigemm | auto
+  std::string python;  // interpreter for plot.py; empty: the first python3 with matplotlib; "none": no python
+};
+
+void print_usage();
+
+// Fills `o` from the arguments; false with the reason in `err` for a bad command line.
+// --help prints the usage and exits with status 0.
+bool parse_args(int argc, char** argv, Options& o, std::string& err);
+
+}  // namespace omnigemm::bench

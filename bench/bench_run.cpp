@@ -1,0 +1,277 @@
+#include "bench_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "bench_util.hpp"
+
+namespace omnigemm::bench {
+
+namespace {
+
+size_t bytes_of(og_dtype d, size_t elements) { return elements * size_t(dtype_size(d)); }
+
+og_gemm_desc make_desc(const HostProblem& hp, og_dtype a_dt, og_dtype b_dt, og_dtype d_dt, const og_memory& a,
+                       const og_memory& b, const og_memory& d) {
+  og_gemm_desc g;
+  og_gemm_desc_init(&g);
+  g.a = og_matrix_make(hp.shape.m, hp.shape.k, a_dt, OG_ROW_MAJOR);
+  g.b = og_matrix_make(hp.shape.k, hp.shape.n, b_dt, hp.b_col_major ? OG_COL_MAJOR : OG_ROW_MAJOR);
+  g.d = og_matrix_make(hp.shape.m, hp.shape.n, d_dt, OG_ROW_MAJOR);
+  g.a.mem = a;
+  g.b.mem = b;
+  g.d.mem = d;
+  if (hp.leaky) {
+    g.epilogue.activation = OG_ACT_LEAKY_RELU;
+    g.epilogue.leaky_slope = hp.slope;
+  }
+  if (!hp.forced_config.empty()) g.config = hp.forced_config.c_str();
+  return g;
+}
+
+// In-place activation D = leaky(D) as a separate pass through OmniGEMM's own elementwise path
+// (a K = 0 GEMM: D = act(1 * C) with C = D), for devices where the bench has no kernel of its own.
+og_gemm_desc make_activation_desc(const HostProblem& hp, og_dtype d_dt, const og_memory& d) {
+  og_gemm_desc g;
+  og_gemm_desc_init(&g);
+  g.a = og_matrix_make(hp.shape.m, 0, d_dt, OG_ROW_MAJOR);
+  g.b = og_matrix_make(0, hp.shape.n, d_dt, OG_ROW_MAJOR);
+  g.c = og_matrix_make(hp.shape.m, hp.shape.n, d_dt, OG_ROW_MAJOR);
+  g.d = g.c;
+  g.c.mem = g.d.mem = d;
+  g.epilogue.beta = 1.0f;
+  g.epilogue.activation = OG_ACT_LEAKY_RELU;
+  g.epilogue.leaky_slope = hp.slope;
+  return g;
+}
+
+// The separate activation pass on the CPU: a plain single-threaded loop over host memory.
+void host_leaky_pass(const og_memory& d, og_dtype dt, int64_t elements, float slope) {
+  char* base = static_cast<char*>(d.ptr) + d.offset;
+  if (dt == OG_DTYPE_F32) {
+    float* f = reinterpret_cast<float*>(base);
+    for (int64_t i = 0; i < elements; ++i) f[i] = f[i] >= 0 ? f[i] : slope * f[i];
+    return;
+  }
+  const int64_t es = dtype_size(dt);
+  for (int64_t i = 0; i < elements; ++i) {
+    uint8_t* p = reinterpret_cast<uint8_t*>(base) + i * es;
+    const float v = float(decode(D(dt), p));
+    encode(D(dt), p, v >= 0 ? v : slope * v);
+  }
+}
+
+// On the CPU the previous library's worker threads may still spin for a while after its last
+// call and steal cores from the next measurement: give them time to go to sleep first.
+void settle(const BackendState& bs) {
+  if (bs.kind == OG_BACKEND_CPU) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+}
+
+// What og_gemm would run for `desc`. A context in OG_TUNE_ON_MISS mode first runs og_gemm once
+// (when no config is forced), so that its tuning happens here and the answer names the tuned config.
+Status explain_call(BackendState& bs, const og_gemm_desc& desc, og_tune_mode mode, og_explanation& out) {
+  if (mode == OG_TUNE_ON_MISS && !desc.config)
+    if (Status s = Status::from_c(og_gemm(bs.ctx, &desc)); !s) return s;
+  return Status::from_c(og_gemm_explain(bs.ctx, &desc, &out));
+}
+
+void mark_failed(Row& r, const Status& s, const char* unsupported_word, const std::string& prefix = {}) {
+  r.status = s.code == StatusCode::unsupported ? unsupported_word : "error";
+  r.check = r.status;
+  r.note = prefix + s.message;
+}
+
+// OmniGEMM's row; returns its median milliseconds (NaN when it did not run or failed).
+double bench_omnigemm(BackendState& bs, HostProblem& hp, const Options& o, Row& r) {
+  const Shape& sh = hp.shape;
+  const size_t mn = size_t(sh.m) * size_t(sh.n);
+  r.impl = "omnigemm";
+  r.label = "OmniGEMM" + std::string(hp.leaky ? " (fused leaky_relu)" : "");
+  const auto& ab = hp.a_bytes(hp.dt.in);
+  const auto& bb = hp.b_bytes(hp.dt.in);
+  const size_t d_bytes = bytes_of(hp.dt.out, mn);
+  DeviceBuffers buf(bs.ctx);
+  const int sets = set_count(bs.dev.l2_bytes, ab.size() + bb.size() + d_bytes);
+  r.sets = sets;
+  std::vector<og_gemm_desc> descs;
+  Status s;
+  for (int i = 0; i < sets && s; ++i) {
+    og_memory a{}, b{}, d{};
+    if ((s = buf.add(ab.size(), a)) && (s = buf.add(bb.size(), b)) && (s = buf.add(d_bytes, d)) &&
+        (s = upload(bs.ctx, a, ab.data(), ab.size())) && (s = upload(bs.ctx, b, bb.data(), bb.size())))
+      descs.push_back(make_desc(hp, hp.dt.in, hp.dt.in, hp.dt.out, a, b, d));
+  }
+  // Every timed launch runs the explained config, forced: the same kernel og_gemm would pick,
+  // without the choice among candidates inside the timed region.
+  og_explanation ex{};
+  if (s) s = explain_call(bs, descs[0], o.tune_mode, ex);
+  if (!s) {
+    mark_failed(r, s, "unsupported");
+    return NAN;
+  }
+  const std::string config = ex.config;
+  r.config = config;
+  if (o.explain) r.explanation = ex.report;
+  for (og_gemm_desc& d : descs) d.config = config.c_str();
+  s = measure(bs.ctx, bs.dev, [&](int i) { return Status::from_c(og_gemm_async(bs.ctx, &descs[size_t(i)], nullptr)); },
+              sets, o, r.t);
+  if (s) s = synchronize(bs.ctx);
+  if (!s) {
+    mark_failed(r, s, "error");
+    return NAN;
+  }
+  // The checked run: once more through og_gemm, on a poisoned output.
+  const auto poison = poison_bytes(hp.dt.out, mn);
+  std::vector<uint8_t> out(d_bytes);
+  s = upload(bs.ctx, descs[0].d.mem, poison.data(), poison.size());
+  if (s) s = Status::from_c(og_gemm(bs.ctx, &descs[0]));
+  if (s) s = download(bs.ctx, out.data(), descs[0].d.mem, out.size());
+  if (!s) {
+    mark_failed(r, s, "error", "checked run: ");
+    return NAN;
+  }
+#ifdef OMNIGEMM_DEVELOPER
+  corrupt_for_self_test(hp, out, hp.dt.out);
+#endif
+  const Check c = check_output(hp, out, hp.dt.out);
+  r.check = c.text();
+  r.rel_error = c.rel_error;
+  r.tol = c.tol;
+  r.status = c.ok ? "ok" : "FAIL";
+  r.tflops = flops(sh) / (r.t.median * 1e-3) / 1e12;
+  return r.t.median;
+}
+
+// The vendor's row (with a separate activation pass for --epilogue leaky_relu); returns its
+// median milliseconds (NaN when it did not run or failed).
+double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v) {
+  const Shape& sh = hp.shape;
+  const size_t mn = size_t(sh.m) * size_t(sh.n);
+  v.impl = "vendor";
+  if (!o.vendor) {
+    v.status = "skipped";
+    v.check = "-";
+    v.note = "--no-vendor";
+    return NAN;
+  }
+  if (!bs.vendor) {
+    v.status = "n/a";
+    v.check = "-";
+    v.note = bs.vendor_why;
+    return NAN;
+  }
+  const VendorProblem vp{sh.m, sh.n, sh.k, hp.dt.in, hp.dt.in, hp.dt.out, hp.b_col_major};
+  const VendorPlan plan = bs.vendor->plan(vp);
+  if (!plan.supported) {
+    v.status = "n/a";
+    v.check = "-";
+    v.note = plan.why;
+    return NAN;
+  }
+  VendorProblem run_p = vp;
+  run_p.a = plan.a;
+  run_p.b = plan.b;
+  run_p.d = plan.d;
+  v.label = plan.label;
+  const auto& ab = hp.a_bytes(plan.a);
+  const auto& bb = hp.b_bytes(plan.b);
+  const size_t d_bytes = bytes_of(plan.d, mn);
+  DeviceBuffers buf(bs.ctx);
+  const int sets = set_count(bs.dev.l2_bytes, ab.size() + bb.size() + d_bytes);
+  v.sets = sets;
+  Status s;
+  // How the separate activation pass runs: a host loop (CPU), a device kernel (CUDA), or
+  // OmniGEMM's own K = 0 elementwise call (anywhere).
+  std::string pass = o.activation_pass;
+  std::string pass_note;
+  if (hp.leaky && pass == "auto") {
+    pass = bs.kind == OG_BACKEND_CPU ? "loop" : "omnigemm";
+    if (bs.kind != OG_BACKEND_CPU) {
+      if (!bs.act) pass_note = bs.act_why;
+      else if (Status ps = bs.act->prepare(); !ps) pass_note = ps.message;
+      else pass = "kernel";
+    }
+  }
+  if (hp.leaky && pass == "loop" && bs.kind != OG_BACKEND_CPU) s = invalid("--activation-pass loop is CPU only");
+  if (hp.leaky && pass == "kernel" && !(bs.act && bs.act->prepare()))
+    s = invalid("no device activation kernel: " + (bs.act ? bs.act->prepare().message : bs.act_why));
+  if (hp.leaky && s)
+    v.label += pass == "loop"     ? " + separate leaky_relu loop"
+               : pass == "kernel" ? " + " + bs.act->label()
+                                  : " + separate leaky_relu pass (OmniGEMM K=0 elementwise)";
+  if (!pass_note.empty()) v.note = "activation kernel unavailable (" + pass_note + "), used OmniGEMM's K=0 pass";
+  struct Set {
+    og_memory a, b, d;
+    og_gemm_desc act;
+  };
+  std::vector<Set> vs;
+  std::string act_config;  // the K = 0 pass's explained config, forced on every set's call
+  for (int i = 0; i < sets && s; ++i) {
+    Set st{};
+    if ((s = buf.add(ab.size(), st.a)) && (s = buf.add(bb.size(), st.b)) && (s = buf.add(d_bytes, st.d)) &&
+        (s = upload(bs.ctx, st.a, ab.data(), ab.size())) && (s = upload(bs.ctx, st.b, bb.data(), bb.size()))) {
+      if (hp.leaky && pass == "omnigemm") {
+        st.act = make_activation_desc(hp, plan.d, st.d);
+        if (i == 0) {
+          og_explanation ex{};
+          if ((s = explain_call(bs, st.act, o.tune_mode, ex))) act_config = ex.config;
+        }
+      }
+      vs.push_back(st);
+    }
+  }
+  for (Set& st : vs)
+    if (!act_config.empty()) st.act.config = act_config.c_str();
+  auto launch = [&](int i) -> Status {
+    Set& st = vs[size_t(i)];
+    Status r = bs.vendor->run(run_p, st.a, st.b, st.d);
+    if (!r || !hp.leaky) return r;
+    if (pass == "loop") {
+      host_leaky_pass(st.d, plan.d, int64_t(mn), hp.slope);
+      return {};
+    }
+    if (pass == "kernel") return bs.act->leaky_relu(st.d, plan.d, int64_t(mn), hp.slope);
+    return Status::from_c(og_gemm_async(bs.ctx, &st.act, nullptr));
+  };
+  settle(bs);
+  if (s) s = measure(bs.ctx, bs.dev, launch, sets, o, v.t);
+  if (s) s = synchronize(bs.ctx);
+  if (s) {
+    const auto poison = poison_bytes(plan.d, mn);
+    std::vector<uint8_t> out(d_bytes);
+    s = upload(bs.ctx, vs[0].d, poison.data(), poison.size());
+    if (s) s = launch(0);
+    if (s) s = synchronize(bs.ctx);
+    if (s) s = download(bs.ctx, out.data(), vs[0].d, out.size());
+    if (s) {
+      const Check c = check_output(hp, out, plan.d);
+      v.check = c.text();
+      v.rel_error = c.rel_error;
+      v.tol = c.tol;
+      v.status = c.ok ? "ok" : "FAIL";
+      v.tflops = flops(sh) / (v.t.median * 1e-3) / 1e12;
+      return v.t.median;
+    }
+  }
+  mark_failed(v, s, "n/a");
+  return NAN;
+}
+
+}  // namespace
+
+void bench_one(BackendState& bs, HostProblem& hp, const Options& o, const Row& base, std::vector<Row>& rows) {
+  settle(bs);
+  Row r = base;
+  const double omni_ms = bench_omnigemm(bs, hp, o, r);
+  Row v = base;
+  const double vendor_ms = bench_vendor(bs, hp, o, v);
+  if (std::isfinite(omni_ms) && std::isfinite(vendor_ms)) r.ratio = vendor_ms / omni_ms;
+  const double slowest = std::max(std::isfinite(omni_ms) ? omni_ms : 0.0, std::isfinite(vendor_ms) ? vendor_ms : 0.0);
+  if (slowest > 0) bs.rate_gflops = flops(hp.shape) / (slowest * 1e-3) / 1e9;
+  rows.push_back(r);
+  if (v.status != "skipped") rows.push_back(v);
+}
+
+}  // namespace omnigemm::bench
