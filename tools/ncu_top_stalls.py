@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # The SASS lines with the most warp-stall samples in an ncu source export
 # (ncu --import X.ncu-rep --page source --csv --print-source sass > X.csv; see profile_h100.sh).
-#   usage: python3 scripts/ncu_top_stalls.py X.csv
+#   usage: python3 tools/ncu_top_stalls.py X.csv
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1], errors='replace')))
 # find header row containing 'Source'

@@ -4,8 +4,8 @@
 # PROBE_NCU=1, Nsight Compute's kernel duration, clock, tensor-pipe, L2 and DRAM rates of the
 # same launch. Event time per launch well above the kernel's duration means the host (or the
 # launch path) is the limit, not the kernel.
-#   usage (repo root, binaries carried): bash scripts/perf_probe.sh <bench binary> <plan file> <out dir>
-#   plan lines: 4096x4096x4096 f16 128x256x64-g8-s4-w12-x1    ("-" as config: the tuner's choice;
+#   usage (repo root, binaries carried): bash tools/perf_probe.sh <bench binary> <plan file> <out dir>
+#   plan lines: 4096x4096x4096 f16 sm90_wgmma:128x256x64-g16-s4-w12-coop   ("-": the tuner's choice;
 #   "cublas": Nsight Compute profiles the vendor library's kernel of that shape instead); further
 #   words go to omnigemm-bench as they are (e.g. --b-layout col); PROBE_EXTRA_METRICS adds
 #   comma-separated Nsight Compute metrics

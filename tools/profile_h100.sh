@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Nsight Compute profile of one OmniGEMM CUDA GEMM and of cuBLAS on the same shape, for
-# performance work (METHOD.md: measure what limits the kernel before changing it).
-#   usage (repo root on the GPU machine): bash scripts/profile_h100.sh <bench binary> <out dir> <M> <N> <K> [config]
+# performance work (tools/README.md: measure what limits the kernel before changing it).
+#   usage (repo root on the GPU machine): bash tools/profile_h100.sh <bench binary> <out dir> <M> <N> <K> [config]
 #   PROFILE_VENDOR=0 skips the cuBLAS profile.
 set -uo pipefail
 bench="$1"; out="$2"; m="$3"; n="$4"; k="$5"; config="${6:-}"

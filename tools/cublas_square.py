@@ -1,6 +1,6 @@
 """cuBLAS square GEMM rates through torch.matmul (CUDA events, median of 20 after 5 warm-up runs),
-the same-run baseline of the Vulkan scripts on the GPU machine.
-usage: python3 cublas_square.py <sizes, e.g. 2048,4096> [dtypes: f16,bf16]"""
+the same-run baseline of the Vulkan scripts in tools/ on a GPU machine (needs torch).
+usage: python3 tools/cublas_square.py <sizes, e.g. 2048,4096> [dtypes: f16,bf16]"""
 import sys
 
 import torch
