@@ -24,7 +24,8 @@ foreach(lib IN LISTS CMAKE_DL_LIBS)
   string(APPEND pc_static_libs " -l${lib}")
 endforeach()
 if(OMNIGEMM_WITH_CUDA)
-  set(pc_static_libs "${pc_static_libs} -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
+  get_filename_component(pc_cudart_dir "${CUDA_cudart_static_LIBRARY}" DIRECTORY)  # from CUDAToolkit
+  set(pc_static_libs "${pc_static_libs} -L${pc_cudart_dir} -lcudart_static -lrt")
 endif()
 
 foreach(variant IN ITEMS shared static)

@@ -155,9 +155,9 @@ typedef struct og_gemm_desc {
 } og_gemm_desc;
 
 typedef enum og_tune_mode {
-  OG_TUNE_CACHE_ONLY = 0, /* use cached results, else the heuristic; never time (default) */
+  OG_TUNE_CACHE_ONLY = 0, /* use cached results, else the cost model's choice; never time (default) */
   OG_TUNE_ON_MISS = 1,    /* time the candidates on the first call of a new problem key */
-  OG_TUNE_OFF = 2         /* heuristic only, no cache reads */
+  OG_TUNE_OFF = 2         /* the cost model's choice only, no cache reads */
 } og_tune_mode;
 
 /* Handles of a host application's Vulkan objects (all as opaque 64-bit values / pointers so
@@ -179,7 +179,8 @@ typedef struct og_context_options {
   og_backend backend;      /* default OG_BACKEND_AUTO */
   int device_index;        /* default 0 */
   og_tune_mode tune_mode;
-  const char* tune_cache_path; /* NULL: $OMNIGEMM_TUNE_CACHE or ~/.cache/omnigemm/tune.txt */
+  const char* tune_cache_path; /* NULL: $OMNIGEMM_TUNE_CACHE, else $XDG_CACHE_HOME/omnigemm/tune.txt,
+                                  else ~/.cache/omnigemm/tune.txt */
   int cpu_threads;         /* CPU backend: 0 = all hardware threads */
   const og_vulkan_host_handles* vulkan; /* NULL: OmniGEMM makes its own Vulkan device */
 } og_context_options;

@@ -152,7 +152,7 @@ struct ContextOptions {
   Backend backend = Backend::automatic;
   int device_index = 0;
   TuneMode tune_mode = TuneMode::cache_only;
-  std::string tune_cache_path{};  // empty: $OMNIGEMM_TUNE_CACHE or ~/.cache/omnigemm/tune.txt
+  std::string tune_cache_path{};  // empty: as og_context_options.tune_cache_path NULL
   int cpu_threads = 0;
   const og_vulkan_host_handles* vulkan = nullptr;
 };
