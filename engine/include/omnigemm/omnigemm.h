@@ -8,7 +8,8 @@
  * capabilities with stronger types.
  *
  * What a descriptor may hold (og_gemm, og_gemm_async, og_gemm_host and og_gemm_explain check it
- * before anything runs; a violation is OG_ERROR_INVALID_ARGUMENT with a message naming the operand):
+ * before anything runs; a violation is OG_ERROR_INVALID_ARGUMENT, or OG_ERROR_UNSUPPORTED where
+ * named below, with a message naming the operand and the rule):
  *   - rows, cols and batch_count are in [0, 2^31-1]; ld is at least the stored row length
  *     (row-major: cols, column-major: rows; at least 1); batch strides are >= 0, and D's batches
  *     must not overlap when batch_count > 1;
@@ -18,8 +19,9 @@
  *   - `transpose` is 0 or 1; D and C cannot be transposed (describe them with their layout);
  *   - enum fields hold one of their listed values; an unknown dtype value is invalid_argument,
  *     a known dtype that the build or backend cannot run is OG_ERROR_UNSUPPORTED;
- *   - D is f32, f16 or bf16; C (read when beta != 0) is f32, f16 or bf16 and may differ from D's
- *     dtype; D must not overlap A, B, bias, or C unless C is exactly the same view (in place).
+ *   - D is f32, f16 or bf16, and so is C (read when beta != 0), whose dtype may differ from D's
+ *     (another dtype: OG_ERROR_UNSUPPORTED); D must not overlap A, B, bias, or C unless C is
+ *     exactly the same view (in place).
  */
 #ifndef OMNIGEMM_H
 #define OMNIGEMM_H
