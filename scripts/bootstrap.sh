@@ -14,7 +14,7 @@
 #
 # Trixie is reached through a private apt configuration under $cache/apt-trixie that reuses the
 # mirror already configured on this system (/etc/apt/sources.list.d/debian.sources); the system's
-# own apt state is never touched by it (see the design notes, TOOLCHAIN.md).
+# own apt state is never touched by it (docs/toolchain.md says why each piece is needed).
 #
 # Idempotent and restartable: an artefact already in the cache is kept when it passes its check
 # (glslang >= 15 compiling the test shaders; headers declaring both extensions); a new one is

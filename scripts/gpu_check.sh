@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# One visit to the GPU machine (H100): unpack the carried Vulkan loader, run the test suites
-# (core, CUDA, Vulkan on the NVIDIA driver), compute-sanitizer on a representative subset, the
-# SASS instruction mix of the CUDA kernels, omnigemm-bench against cuBLAS in the same run, and
-# omnigemm-conformance. Everything lands in <out> as summary.txt plus two tarballs.
-#   usage (from the repo root, with the build folder and .gl carried):
+# The GPU check: on a machine with an NVIDIA GPU, runs the test suites (core, CUDA, Vulkan on the
+# GPU's driver), compute-sanitizer memcheck and racecheck on a representative subset, the SASS
+# instruction mix of the CUDA kernels, omnigemm-bench against cuBLAS in the same run, and
+# omnigemm-conformance. Everything lands in <out> as summary.txt plus logs.tar.gz. A Vulkan
+# loader carried as Debian packages in .gl/*.deb (for machines without one) is unpacked first.
+#   usage (from the repo root, with a build folder made by scripts/test.sh or plain CMake):
 #     bash scripts/gpu_check.sh <build dir> <out dir> [bench args...]
 #   GPU_CHECK_PARTS picks what runs (default: all of "tests sanitizers sass bench conformance"),
 #   GPU_CHECK_TESTS which test executables (default "core cuda vulkan");
@@ -17,8 +18,8 @@ logs="$(mktemp -d)"
 summary="$out/summary.txt"
 say() { echo "$*" | tee -a "$summary"; }
 
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
+mkdir -p "$out"
+if compgen -G ".gl/*.deb" > /dev/null; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
 say "== $(date -u '+%Y-%m-%d %H:%M UTC')  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 cublas_dir="$(python3 -c 'import nvidia.cublas, os; print(os.path.join(os.path.dirname(nvidia.cublas.__file__), "lib"))' 2>/dev/null || true)"
 export OMNIGEMM_CUBLAS_DIR="${OMNIGEMM_CUBLAS_DIR:-$cublas_dir}"

@@ -349,12 +349,18 @@ og_status og_context_check_dtypes(const og_context* ctx, og_dtype a, og_dtype b,
     const Backend& be = *ctx->backend;
     const std::string bname = og_backend_name(be.kind());
     const int64_t ai = enum_int(a), bi = enum_int(b), di = enum_int(d);  // may be out of range
-    const bool ok_in = ai >= 0 && ai < OG_DTYPE_COUNT && bi >= 0 && bi < OG_DTYPE_COUNT &&
-                       (be.input_dtypes() & (1u << ai)) && (be.input_dtypes() & (1u << bi));
+    // A value outside og_dtype is a caller's fault (invalid_argument, as og_gemm's validation
+    // answers it); a known dtype this backend cannot run is unsupported.
+    const std::pair<const char*, int64_t> given[] = {{"A", ai}, {"B", bi}, {"D", di}};
+    for (const auto& [operand, value] : given)
+      if (value < 0 || value >= OG_DTYPE_COUNT)
+        return error(StatusCode::invalid_argument,
+                     std::string(operand) + ": unknown dtype " + std::to_string(value));
+    const bool ok_in = (be.input_dtypes() & (1u << ai)) && (be.input_dtypes() & (1u << bi));
     if (!ok_in)
       return error(StatusCode::unsupported,
                    "backend " + bname + " on " + be.device().name + " accepts inputs: " + dtype_list(be.input_dtypes()));
-    if (!(di >= 0 && di < OG_DTYPE_COUNT && (be.output_dtypes() & (1u << di))))
+    if (!(be.output_dtypes() & (1u << di)))
       return error(StatusCode::unsupported,
                    "backend " + bname + " on " + be.device().name + " writes outputs: " + dtype_list(be.output_dtypes()));
     return {};

@@ -6,6 +6,22 @@
  * og_last_error_message() gives a human-readable reason for the calling thread's last failure.
  * No C++ exception ever crosses this interface. The C++ API (omnigemm.hpp) has the same
  * capabilities with stronger types.
+ *
+ * What a descriptor may hold (og_gemm, og_gemm_async, og_gemm_host and og_gemm_explain check it
+ * before anything runs; a violation is OG_ERROR_INVALID_ARGUMENT, or OG_ERROR_UNSUPPORTED where
+ * named below, with a message naming the operand and the rule):
+ *   - rows, cols and batch_count are in [0, 2^31-1]; ld is at least the stored row length
+ *     (row-major: cols, column-major: rows; at least 1); batch strides are >= 0, and D's batches
+ *     must not overlap when batch_count > 1;
+ *   - an empty problem (M, N or batch_count 0) is valid and touches no memory; K = 0 is valid and
+ *     gives D = act(beta * C + bias);
+ *   - every address (pointer + offset, or a VkBuffer offset) is a multiple of its element size;
+ *   - `transpose` is 0 or 1; D and C cannot be transposed (describe them with their layout);
+ *   - enum fields hold one of their listed values; an unknown dtype value is invalid_argument,
+ *     a known dtype that the build or backend cannot run is OG_ERROR_UNSUPPORTED;
+ *   - D is f32, f16 or bf16, and so is C (read when beta != 0), whose dtype may differ from D's
+ *     (another dtype: OG_ERROR_UNSUPPORTED); D must not overlap A, B, bias, or C unless C is
+ *     exactly the same view (in place).
  */
 #ifndef OMNIGEMM_H
 #define OMNIGEMM_H
@@ -98,9 +114,10 @@ typedef struct og_memory {
 
 /* A strided matrix view of `rows x cols` stored elements. Element (r, c) lives at
  *   row-major: r * ld + c      column-major: r + c * ld      (in elements)
- * `transpose` makes the GEMM use the view's transpose: for A, op(A) = A^T when set, so the
- * view is then K x M. batch_stride is the element distance between consecutive batches
- * (0 broadcasts one matrix to all batches). `scale` is only used by block-scaled dtypes. */
+ * from mem's address. `transpose` (0 or 1) makes the GEMM use the view's transpose: for A,
+ * op(A) = A^T when set, so the view is then K x M. batch_stride (>= 0) is the element distance
+ * between consecutive batches (0 broadcasts one matrix to all batches). `scale` is only used by
+ * block-scaled dtypes. */
 typedef struct og_matrix {
   int64_t rows;
   int64_t cols;
@@ -127,17 +144,22 @@ typedef struct og_epilogue {
 typedef struct og_gemm_desc {
   og_matrix a;          /* op(A): M x K */
   og_matrix b;          /* op(B): K x N */
-  og_matrix c;          /* M x N, read when beta != 0; may be the same view as d (in place) */
+  og_matrix c;          /* M x N, read only when beta != 0 (f32, f16 or bf16, any of them whatever
+                           D's dtype); may be the same view as d (in place) */
   og_matrix d;          /* M x N output: f32, f16 or bf16 */
   og_epilogue epilogue;
-  int64_t batch_count;  /* default 1 */
-  const char* config;   /* optional forced config text, e.g. "128x128x32-g8-s4-w4"; NULL: tuned/heuristic */
+  int64_t batch_count;  /* default 1 (og_gemm_desc_init). 0 is a valid empty call: OG_OK, nothing
+                           read or written, whatever the sizes. A descriptor filled with zeros
+                           instead of og_gemm_desc_init therefore does nothing (and has alpha 0). */
+  const char* config;   /* optional forced config "family:BMxBNxBK-gG-sS-wW[-eE][-kK][-form]", as
+                           og_gemm_explain prints it (e.g. "packed:224x2048x2048-g1-s1-w1"); the
+                           family prefix may be left out. NULL: tune cache or cost model */
 } og_gemm_desc;
 
 typedef enum og_tune_mode {
-  OG_TUNE_CACHE_ONLY = 0, /* use cached results, else the heuristic; never time (default) */
+  OG_TUNE_CACHE_ONLY = 0, /* use cached results, else the cost model's choice; never time (default) */
   OG_TUNE_ON_MISS = 1,    /* time the candidates on the first call of a new problem key */
-  OG_TUNE_OFF = 2         /* heuristic only, no cache reads */
+  OG_TUNE_OFF = 2         /* the cost model's choice only, no cache reads */
 } og_tune_mode;
 
 /* Handles of a host application's Vulkan objects (all as opaque 64-bit values / pointers so
@@ -159,20 +181,32 @@ typedef struct og_context_options {
   og_backend backend;      /* default OG_BACKEND_AUTO */
   int device_index;        /* default 0 */
   og_tune_mode tune_mode;
-  const char* tune_cache_path; /* NULL: $OMNIGEMM_TUNE_CACHE or ~/.cache/omnigemm/tune.txt */
+  const char* tune_cache_path; /* NULL: $OMNIGEMM_TUNE_CACHE, else $XDG_CACHE_HOME/omnigemm/tune.txt,
+                                  else ~/.cache/omnigemm/tune.txt */
   int cpu_threads;         /* CPU backend: 0 = all hardware threads */
   const og_vulkan_host_handles* vulkan; /* NULL: OmniGEMM makes its own Vulkan device */
 } og_context_options;
 
 typedef struct og_context og_context;
 
-/* Fill defaults (alpha 1, beta 0, batch 1, ...). Always call these before setting fields. */
+/* Fill defaults. Always call these before setting fields: a zero-filled struct is not the
+ * default (a zero-filled og_gemm_desc has batch_count 0 and alpha 0, so og_gemm does nothing).
+ * og_context_options_init: backend AUTO, device 0, tune mode CACHE_ONLY, every other field 0/NULL.
+ * og_gemm_desc_init: alpha 1, beta 0, leaky_slope 0.01, no activation, no bias (bias_dtype f32),
+ * batch_count 1, config NULL, and a, b, c, d = og_matrix_make(0, 0, OG_DTYPE_F32, OG_ROW_MAJOR). */
 OG_API void og_context_options_init(og_context_options* options);
 OG_API void og_gemm_desc_init(og_gemm_desc* desc);
-/* A matrix view with the given shape, row-major, ld = cols, not transposed, no memory. */
+/* A packed `rows x cols` view in the given layout: ld = cols for OG_ROW_MAJOR, ld = rows for
+ * OG_COL_MAJOR (at least 1 either way); not transposed, batch_stride 0, no memory (kind
+ * OG_MEMORY_NONE: set .mem). The arguments are stored as given; og_gemm checks them. */
 OG_API og_matrix og_matrix_make(int64_t rows, int64_t cols, og_dtype dtype, og_layout layout);
+/* Host memory at ptr, offset 0. */
 OG_API og_memory og_memory_host(const void* ptr);
 
+/* Creates a context on one backend and device. options NULL means the defaults of
+ * og_context_options_init. On failure *out is NULL and the status says why (no device:
+ * OG_ERROR_BACKEND_UNAVAILABLE, with every backend's reason for AUTO). A context may be used from
+ * several threads at once. */
 OG_API og_status og_context_create(const og_context_options* options, og_context** out);
 OG_API void og_context_destroy(og_context* ctx);
 OG_API og_backend og_context_backend(const og_context* ctx);
@@ -208,7 +242,9 @@ typedef struct og_capabilities {
 OG_API og_status og_context_capabilities(const og_context* ctx, og_capabilities* out);
 /* Is this backend compiled in and does it find a device? (Does not keep a context.) */
 OG_API int og_backend_available(og_backend backend);
-/* OG_OK if (a, b) -> d runs on this context; otherwise the message names what is supported. */
+/* OG_OK if (a, b) -> d runs on this context. A dtype value outside og_dtype is
+ * OG_ERROR_INVALID_ARGUMENT (as og_gemm answers it); a known dtype this backend does not accept
+ * is OG_ERROR_UNSUPPORTED, and the message lists what it accepts. */
 OG_API og_status og_context_check_dtypes(const og_context* ctx, og_dtype a, og_dtype b, og_dtype d);
 
 /* ---- Explain: which backend, kernel family and config a call would run, and why. ---------- */

@@ -1,5 +1,8 @@
 // OmniGEMM C++20 API: a thin, header-only layer over the C ABI in omnigemm.h, so both
-// interfaces have the same capabilities and no exception crosses the library boundary.
+// interfaces have the same capabilities and no exception crosses the library boundary. Failures
+// are Status values (code + message); the rules a descriptor must follow are listed at the top
+// of omnigemm.h. The option structs are aggregates with defaults for every member, so designated
+// initializers may name any subset of fields (warning-free under -Wextra).
 //
 //   auto ctx = omnigemm::Context::create({.backend = omnigemm::Backend::cpu});
 //   if (!ctx) { std::puts(ctx.status().message.c_str()); return 1; }
@@ -10,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -84,7 +89,8 @@ struct Memory {
   }
 };
 
-// A strided matrix view; see og_matrix for the addressing rules.
+// A strided matrix view; see og_matrix for the addressing rules. The constructors take the
+// stored shape and layout; ld defaults to the packed one (og_matrix_make), batch_stride to 0.
 struct Matrix {
   og_matrix raw;
 
@@ -114,11 +120,12 @@ struct Epilogue {
   int64_t bias_batch_stride = 0;
 };
 
+// One GEMM call, as og_gemm_desc (defaults of og_gemm_desc_init).
 struct Gemm {
-  Matrix a, b, c, d;
+  Matrix a{}, b{}, c{}, d{};
   Epilogue epilogue{};
-  int64_t batch_count = 1;
-  std::string config;  // optional forced config, e.g. "128x128x32-g8-s4-w4"
+  int64_t batch_count = 1;  // 0: a valid empty call (nothing is read or written)
+  std::string config{};     // optional forced config, e.g. "packed:224x2048x2048-g1-s1-w1"
 
   og_gemm_desc to_c() const {
     og_gemm_desc g;
@@ -145,7 +152,7 @@ struct ContextOptions {
   Backend backend = Backend::automatic;
   int device_index = 0;
   TuneMode tune_mode = TuneMode::cache_only;
-  std::string tune_cache_path;  // empty: $OMNIGEMM_TUNE_CACHE or ~/.cache/omnigemm/tune.txt
+  std::string tune_cache_path{};  // empty: as og_context_options.tune_cache_path NULL
   int cpu_threads = 0;
   const og_vulkan_host_handles* vulkan = nullptr;
 };
@@ -164,7 +171,11 @@ struct Explanation {
   std::string report() const { return raw.report; }
 };
 
-// Either a value or a failed Status (std::expected arrives only in C++23).
+// Either a value or a failed Status (std::expected arrives only in C++23). Test ok() (or the
+// bool conversion) before using the value: value(), operator-> and operator* on a failed result
+// are a programming error, and they print "omnigemm: Result::value() on a failed result:
+// <status>: <message>" to stderr and call std::abort(), in every build type (never undefined
+// behaviour). status() is the failure, or an ok Status when a value is held.
 template <class T>
 class Result {
  public:
@@ -173,11 +184,20 @@ class Result {
   bool ok() const { return value_.has_value(); }
   explicit operator bool() const { return ok(); }
   const Status& status() const { return status_; }
-  T& value() { return *value_; }
-  T* operator->() { return &*value_; }
-  T& operator*() { return *value_; }
+  T& value() { require_value(); return *value_; }
+  const T& value() const { require_value(); return *value_; }
+  T* operator->() { require_value(); return &*value_; }
+  const T* operator->() const { require_value(); return &*value_; }
+  T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
 
  private:
+  void require_value() const {
+    if (value_) return;
+    std::fprintf(stderr, "omnigemm: Result::value() on a failed result: %s: %s\n",
+                 og_status_name(static_cast<og_status>(status_.code)), status_.message.c_str());
+    std::abort();
+  }
   std::optional<T> value_;
   Status status_;
 };
@@ -212,11 +232,14 @@ class Context {
   ~Context() { og_context_destroy(ctx_); }
 
   Backend backend() const { return static_cast<Backend>(og_context_backend(ctx_)); }
+  // og_gemm: operands in the context's backend memory; returns when D is written.
   Status run(const Gemm& g) { auto d = g.to_c(); return Status::from_c(og_gemm(ctx_, &d)); }
+  // og_gemm_async: enqueued on `stream` (see og_gemm_async for what a stream is per backend).
   Status run_async(const Gemm& g, void* stream) {
     auto d = g.to_c();
     return Status::from_c(og_gemm_async(ctx_, &d, stream));
   }
+  // og_gemm_host: every operand in host memory; uploads, runs and downloads D.
   Status run_host(const Gemm& g) { auto d = g.to_c(); return Status::from_c(og_gemm_host(ctx_, &d)); }
   Status check_dtypes(Dtype a, Dtype b, Dtype d) const {
     return Status::from_c(og_context_check_dtypes(ctx_, static_cast<og_dtype>(a),
