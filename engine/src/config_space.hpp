@@ -47,7 +47,7 @@ struct Config {
   int block_n = 0;
   int block_k = 0;
   int group_m = 8;
-  int stages = 1;        // software-pipeline depth (0 = the AMD "num_stages = 0" of SEEDS.md)
+  int stages = 1;        // software-pipeline depth (0 = the AMD "num_stages = 0" of docs/config_seeds.md)
   int warps = 4;         // warps / waves / subgroups per workgroup
   int waves_per_eu = 0;  // AMD occupancy hint; 0 = none
   int split_k = 1;

@@ -17,7 +17,7 @@ using omnigemm::test::family_table;
 using omnigemm::test::family_tables;
 
 TEST_CASE("config space: the cuda.simt table is the tutorial's CUDA list verbatim") {
-  // (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps), in SEEDS.md's order.
+  // (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps), in docs/config_seeds.md's order.
   const std::vector<std::tuple<int, int, int, int, int, int>> seeds = {
       {128, 256, 64, 8, 3, 8}, {64, 256, 32, 8, 4, 4},  {128, 128, 32, 8, 4, 4}, {128, 64, 32, 8, 4, 4},
       {64, 128, 32, 8, 4, 4},  {128, 32, 32, 8, 4, 4},  {64, 32, 32, 8, 5, 2},   {32, 64, 32, 8, 5, 2},

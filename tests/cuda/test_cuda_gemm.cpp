@@ -395,7 +395,7 @@ TEST_CASE("cuda: sanitizer subset: the mma.sync kernel, both loaders") {
   }
 }
 
-TEST_CASE("cuda: SEEDS.md fp8 case (A e5m2, B pre-transposed e5m2, f16 out) and 512^3 f16") {
+TEST_CASE("cuda: the seed fp8 case (docs/config_seeds.md) (A e5m2, B pre-transposed e5m2, f16 out) and 512^3 f16") {
   auto ctx = cuda_context("seeds cases");
   if (!ctx) return;
   Case fp8{512, 512, 512};
