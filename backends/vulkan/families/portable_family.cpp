@@ -25,6 +25,8 @@ std::span<const Config> PortableFamily::configs() const { return kPortableConfig
 Status PortableFamily::can_implement(const Problem&, const Config& c) const {
   if (Status s = no_form(c); !s) return s;
   if (c.split_k != 1) return error(StatusCode::unsupported, "split_k must be 1 (the shader has no split-K), not " + std::to_string(c.split_k));
+  std::string why;
+  if (!config_fits(c, limits(), 4, &why)) return error(StatusCode::unsupported, why);  // f32 tiles in shared memory
   const int threads = c.warps * limits().warp_size;
   const int cols = c.block_n / kThreadN;
   if (c.block_n % kThreadN || cols == 0 || threads < cols || threads % cols || c.block_m % (threads / cols))
@@ -32,8 +34,6 @@ Status PortableFamily::can_implement(const Problem&, const Config& c) const {
                  "tile " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " does not fit the thread layout: BLOCK_N must be a "
                  "multiple of 4 whose BLOCK_N/4 columns divide the " + std::to_string(threads) + " threads (" + std::to_string(c.warps) +
                  " warps x subgroup size " + std::to_string(limits().warp_size) + "), and the resulting rows must divide BLOCK_M");
-  std::string why;
-  if (!config_fits(c, limits(), 4, &why)) return error(StatusCode::unsupported, why);
   return {};
 }
 
