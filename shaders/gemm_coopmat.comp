@@ -6,7 +6,7 @@
 //
 // Multiplicand type: this file is compiled once, with f16 multiplicands (MUL_T). The bf16 module
 // is the same SPIR-V with that one 16-bit float type re-encoded as bfloat16 (SPV_KHR_bfloat16),
-// done by the host (vulkan_backend.cpp, spirv_with_bf16_multiplicands) because glslang 15 has no
+// done by the host (vulkan_pipelines.cpp, spirv_with_bf16_multiplicands) because glslang 15 has no
 // GL_EXT_bfloat16. So MUL_T must appear ONLY as a cooperative-matrix component type: operands
 // travel as raw 16-bit patterns in uvec4s, and the host sets MUL_BF16 for the patched module.
 // fp8 inputs are converted to the multiplicand type while staging (exact in f16 and in bf16).
@@ -46,7 +46,8 @@ layout(constant_id = 19) const uint A_M_CONTIG = 0; // 1: A's M index is the con
 layout(constant_id = 20) const uint B_K_CONTIG = 0; // 1: B's K index is the contiguous one (staged N x K)
 // Ceiling measurement only (OMNIGEMM_VK_MAINLOOP_PROBE, results are wrong by design): 1 drops the
 // global loads from the K loop (shared -> fragment loads and MMAs remain), 2 also drops the
-// shared-memory loads (MMAs on fragments loaded once). 0 in every normal pipeline.
+// shared-memory loads (MMAs on fragments loaded once). Only a developer build (OMNIGEMM_DEVELOPER)
+// specializes this id; every other pipeline keeps the default 0 and the probe code folds away.
 layout(constant_id = 21) const uint MAINLOOP_PROBE = 0;
 
 // Vector views of the same bindings (descriptor aliasing): 8 16-bit inputs per A/B load, 4

@@ -7,7 +7,7 @@
 // BLOCK_M x BLOCK_K matrix of A and one BLOCK_K x BLOCK_N matrix of B: how they are split over
 // warps, staged through shared memory and fed to the tensor cores is the driver's choice (the
 // point of this path: NVIDIA's compiler picks the MMA instructions and the staging, which the
-// subgroup-scope -x1 path cannot hand it). Per K step:
+// subgroup-scope coopmat family cannot hand it). Per K step:
 //  - A and B tiles straight from global memory with coopMatLoadTensorNV: a tensor layout
 //    describes the stored matrix (rows of its contiguous dimension, the other stride from the
 //    push constants), sliced to the tile; a transposing view reads the other orientation. On the

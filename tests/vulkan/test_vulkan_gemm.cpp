@@ -11,6 +11,7 @@
 #include "context_internal.hpp"
 #include "backend_cases.hpp"
 #include "vulkan_debug.hpp"
+#include "vulkan_family_support.hpp"
 #include "gemm_portable.spv.h"  // the embedded SPIR-V (after vulkan_debug.hpp: it needs <cstdint>)
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
 #include "gemm_coopmat.spv.h"
@@ -66,25 +67,33 @@ TEST_CASE("vulkan: every portable config the device can run, forced, on edge sha
   auto ctx = vulkan_context("forced configs");
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
+  const detail::KernelFamily* portable = nullptr;
+  for (const detail::KernelFamily* f : be.families())
+    if (std::string(f->name()) == "portable") portable = f;
+  REQUIRE(portable != nullptr);  // every Vulkan device runs the portable family
   int ran = 0;
-  for (const auto& cfg : detail::config_table(OG_BACKEND_VULKAN)) {
-    std::string why;
-    const bool fits = cfg.extra == 0 && detail::config_fits(cfg, be.device().limits, 4, &why);
-    if (!fits) continue;
-    run_edge_shapes(*ctx, cfg.to_string(), cfg.block_m, cfg.block_n, cfg.block_k, Dtype::f16, Dtype::bf16, Dtype::f16);
+  for (const detail::Config& cfg : portable->configs()) {
+    const std::string text = cfg.to_string();
+    CAPTURE(text);
+    CHECK(text.rfind("portable:", 0) == 0);
+    const Status probe = run_probe(*ctx, Dtype::f16, text);
+    if (!probe.ok()) {  // a thread layout this subgroup size cannot form, or too many threads
+      CHECK(probe.code == StatusCode::unsupported);
+      MESSAGE("refused on " << be.device().name << ": " << probe.message);
+      continue;
+    }
+    run_edge_shapes(*ctx, text, cfg.block_m, cfg.block_n, cfg.block_k, Dtype::f16, Dtype::bf16, Dtype::f16);
     ++ran;
   }
   CHECK(ran > 0);
-  // A cooperative-matrix config the device or dtype cannot use (f32 inputs never take -x1 or
-  // -x2; lavapipe has no cooperative matrices at all) is refused with a message naming what runs.
-  Status s = run_probe(*ctx, Dtype::f32, "128x128x32-g8-s2-w4-x1");
-  CHECK(s.code == StatusCode::unsupported);
-  CHECK(s.message.find("portable") != std::string::npos);
-  for (const char* config : {"128x128x32-g8-s1-w4-x2", "128x128x32-g8-s1-w4-x3"}) {  // NV coopmat 2; no such path
+  // f32 inputs never run on a cooperative-matrix family (and lavapipe has none at all): a forced
+  // config naming one is refused with a message naming the portable family, as is a family that
+  // does not exist.
+  for (const char* config : {"coopmat:128x128x32-g8-s2-w4", "coopmat2:128x128x32-g8-s1-w4", "nosuch:128x128x32-g8-s1-w4"}) {
     CAPTURE(config);
-    s = run_probe(*ctx, Dtype::f32, config);
+    const Status s = run_probe(*ctx, Dtype::f32, config);
     CHECK(s.code == StatusCode::unsupported);
-    CHECK(s.message.find("-x0 (portable") != std::string::npos);
+    CHECK_MESSAGE(s.message.find("portable") != std::string::npos, s.message);
   }
   check_no_validation_messages();
 }
@@ -245,15 +254,23 @@ TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, o
   auto ctx = vulkan_context("coopmat configs");
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
-  // -x1: KHR cooperative matrix; -x2: NV cooperative matrix 2. Which configs run is the backend's
-  // decision (device shapes or granularities, workgroup sizes, shared memory).
-  for (int extra : {1, 2}) {
-    const std::string path = extra == 1 ? "coopmat" : "coopmat2";
-    CAPTURE(path);
+  // vulkan.coopmat: KHR cooperative matrix; vulkan.coopmat2: NV cooperative matrix 2. Which
+  // configs run is the family's decision (device shapes or granularities, workgroup sizes,
+  // shared memory).
+  for (const std::string family : {"coopmat", "coopmat2"}) {
+    CAPTURE(family);
+    const detail::KernelFamily* fam = nullptr;
+    for (const detail::KernelFamily* f : be.families())
+      if (f->name() == family) fam = f;
+    if (!fam) {
+      MESSAGE("SKIPPED vulkan " << family << ": " << be.device().name << " cannot run the family ("
+                                << missing_family_reason(be, family) << ")");
+      continue;
+    }
+    const bool coopmat2 = family == "coopmat2";
     int ran = 0;
     std::string refused;
-    for (const auto& cfg : detail::config_table(OG_BACKEND_VULKAN)) {
-      if (cfg.extra != extra) continue;
+    for (const detail::Config& cfg : fam->configs()) {
       CAPTURE(cfg.to_string());
       const Status s = run_probe(*ctx, Dtype::f16, cfg.to_string());
       if (!s.ok()) {
@@ -282,7 +299,7 @@ TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, o
       a_cols.la = Layout::col_major;
       a_cols.config = cfg.to_string();
       run_case(*ctx, a_cols);
-      // Batches with odd gaps (bases off 16-byte alignment: -x2 gathers them), fp8 e5m2 A,
+      // Batches with odd gaps (bases off 16-byte alignment: coopmat2 gathers them), fp8 e5m2 A,
       // column-major f16 D, bias per M, leaky ReLU.
       Case batched{cfg.block_m + 7, cfg.block_n + 2, cfg.block_k + 6, 3};
       batched.a = Dtype::fp8_e5m2;
@@ -294,10 +311,10 @@ TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, o
       batched.epi.slope = 0.1f;
       batched.epi.bias_mode = BiasMode::per_m;
       batched.config = cfg.to_string();
-      // -x2 stages both gathered operands in shared memory: the largest tiles cannot.
-      if (extra == 2) batched.may_refuse = "shared memory";
+      // coopmat2 stages both gathered operands in shared memory: the largest tiles cannot.
+      if (coopmat2) batched.may_refuse = "shared memory";
       run_case(*ctx, batched);
-      // In place: C is D (f32, rows contiguous: -x2 stores it as a tensor), silu.
+      // In place: C is D (f32, rows contiguous: coopmat2 stores it as a tensor), silu.
       check_in_place(*ctx, cfg.block_m + 5, cfg.block_n + 3, 40, Dtype::f16, Activation::silu, cfg.to_string());
       // The 16-byte load path (contiguous, 8-aligned 16-bit inputs) in every storage orientation,
       // with bf16 multiplicands too where the device has them.
@@ -305,7 +322,7 @@ TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, o
       if (!bf16.ok()) {
         CHECK(bf16.code == StatusCode::unsupported);
         CHECK(bf16.message.find("bf16") != std::string::npos);
-        MESSAGE("SKIPPED vulkan " << path << " bf16 (" << cfg.to_string() << "): " << bf16.message);
+        MESSAGE("SKIPPED vulkan " << family << " bf16 (" << cfg.to_string() << "): " << bf16.message);
       }
       for (Dtype t : {Dtype::f16, Dtype::bf16}) {
         if (t == Dtype::bf16 && !bf16.ok()) continue;
@@ -324,7 +341,7 @@ TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, o
       ++ran;
     }
     if (ran == 0)
-      MESSAGE("SKIPPED vulkan " << path << ": " << be.device().name << " runs no -x" << extra << " config (" << refused << ")");
+      MESSAGE("SKIPPED vulkan " << family << ": " << be.device().name << " runs none of its configs (" << refused << ")");
   }
   check_no_validation_messages();
 }

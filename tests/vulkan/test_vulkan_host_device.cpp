@@ -136,7 +136,7 @@ struct App {
         tail = &bff.pNext;
       }
 #ifdef VK_NV_cooperative_matrix2
-      if (enabled("VK_NV_cooperative_matrix2")) {  // what the -x2 shader uses
+      if (enabled("VK_NV_cooperative_matrix2")) {  // what the coopmat2 shader uses
         cm2f.cooperativeMatrixWorkgroupScope = cm2f.cooperativeMatrixFlexibleDimensions = VK_TRUE;
         cm2f.cooperativeMatrixPerElementOperations = cm2f.cooperativeMatrixTensorAddressing = VK_TRUE;
         *tail = &cm2f;
@@ -290,7 +290,8 @@ TEST_CASE("vulkan host device: OmniGEMM records into the application's command b
 
     // 3. Where the application enabled what og_vulkan_required_device_extensions lists, the
     //    cooperative-matrix paths run on its device too, recorded into its command buffer: per
-    //    extension, KHR cooperative matrix with f16 (-x1), bf16 (-x1), NV cooperative matrix 2 (-x2).
+    //    extension, KHR cooperative matrix with f16 and bf16 (vulkan.coopmat), NV cooperative
+    //    matrix 2 (vulkan.coopmat2).
     if (app.extensions.empty()) MESSAGE("SKIPPED vulkan host device coopmat: " << "the device offers no KHR cooperative matrix");
     for (const char* ext : app.extensions) {
       const bool bf16 = std::strcmp(ext, "VK_KHR_shader_bfloat16") == 0;
@@ -306,7 +307,7 @@ TEST_CASE("vulkan host device: OmniGEMM records into the application's command b
       g2.a = A2.view(Memory::vulkan(uint64_t(reinterpret_cast<uintptr_t>(b2a.buffer))));
       g2.b = B2.view(Memory::vulkan(uint64_t(reinterpret_cast<uintptr_t>(b2b.buffer))));
       g2.d = D2.view(Memory::vulkan(uint64_t(reinterpret_cast<uintptr_t>(b2d.buffer))));
-      g2.config = cm2 ? "128x128x32-g8-s1-w4-x2" : "128x128x32-g8-s2-w4-x1";
+      g2.config = cm2 ? "coopmat2:128x128x32-g8-s1-w4" : "coopmat:128x128x32-g8-s2-w4";
       REQUIRE(app.dfn<PFN_vkResetCommandBuffer>("vkResetCommandBuffer")(cmd, 0) == VK_SUCCESS);
       app.dfn<PFN_vkBeginCommandBuffer>("vkBeginCommandBuffer")(cmd, &bi);
       s = ctx->run_async(g2, cmd);

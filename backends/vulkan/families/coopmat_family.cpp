@@ -1,0 +1,118 @@
+// vulkan.coopmat: gemm_coopmat.comp, KHR cooperative matrices at subgroup scope.
+#include <algorithm>
+#include <string>
+
+#include "../vulkan_backend.hpp"
+#include "vulkan_families.hpp"
+
+namespace omnigemm::detail::vulkan {
+
+namespace {
+
+constexpr Config kCoopmatConfigs[] = {
+#define OG_VK_COOPMAT(bm, bn, bk, group_m, stages, warps) Config{"coopmat", bm, bn, bk, group_m, stages, warps, 0, 1, {}},
+#include "coopmat.inc"
+#undef OG_VK_COOPMAT
+};
+
+// Subgroups along M (the rest along N): the shader's WARPS_M.
+int warps_m(const Config& c) { return c.warps >= 4 ? 2 : 1; }
+
+// Operand orientation in shared memory (A_M_CONTIG / B_K_CONTIG): tiles are staged in the order
+// they lie in global memory.
+bool a_m_contiguous(const Problem& p) { return p.a.stride_row == 1 && p.a.stride_col != 1; }
+bool b_k_contiguous(const Problem& p) { return p.b.stride_row == 1 && p.b.stride_col != 1; }
+
+// Shared memory the shader declares for this specialization (mirrors its SMEM_VECS), in bytes:
+// the larger of the staged K tiles (16-byte vectors, one of padding per row) and the epilogue's
+// fragment rows.
+int64_t shared_bytes(const Problem& p, const Config& c, const CoopmatShape& cm) {
+  const bool a_m = a_m_contiguous(p), b_k = b_k_contiguous(p);
+  const int64_t a_tile = int64_t(a_m ? c.block_k : c.block_m) * ((a_m ? c.block_m : c.block_k) / 8 + 1);
+  const int64_t b_tile = int64_t(b_k ? c.block_n : c.block_k) * ((b_k ? c.block_k : c.block_n) / 8 + 1);
+  const int wn = c.warps / warps_m(c);
+  const int64_t epilogue = int64_t(c.warps) * cm.m * (c.block_n / wn / 4 + 1);
+  return 16 * std::max(int64_t(c.stages) * (a_tile + b_tile), epilogue);
+}
+
+std::string shape_text(const CoopmatShape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+}  // namespace
+
+std::span<const Config> CoopmatFamily::configs() const { return kCoopmatConfigs; }
+
+Status CoopmatFamily::can_implement(const Problem& p, const Config& c) const {
+  const VulkanDevice& d = dev();
+  if (!d.coopmat.ok)
+    return error(StatusCode::unsupported, d.info.name + " has no usable KHR cooperative matrix (f16 x f16 -> f32, subgroup scope) in this "
+                                          "build/device" + (d.coopmat.why.empty() ? "" : ": " + d.coopmat.why));
+  if (Status s = no_form(c); !s) return s;
+  std::string why;
+  if (!config_well_formed(c, &why)) return error(StatusCode::unsupported, why);
+  const int mul = coopmat_mul_type(p);
+  if (mul < 0) return coopmat_dtype_refusal(p);
+  if (mul == 1 && !d.coopmat.bf16)
+    return error(StatusCode::unsupported, "bf16 inputs need bf16 cooperative matrices (VK_KHR_shader_bfloat16), which " + d.info.name +
+                                              " lacks" + (d.coopmat.bf16_why.empty() ? "" : " (" + d.coopmat.bf16_why + ")") +
+                                              "; supported: f16 and fp8");
+  const CoopmatShape& cm = d.coopmat.shape[mul];
+  const int wm = warps_m(c), wn = c.warps / wm;
+  if (c.warps % wm || c.split_k != 1 || c.stages < 1 || c.stages > 2 || c.block_m % (wm * int(cm.m)) || c.block_n % (wn * int(cm.n)) ||
+      c.block_k % int(cm.k) || c.block_m % 8 || c.block_k % 8 || (c.block_n / wn) % 4)
+    return error(StatusCode::unsupported, "tile " + c.to_string() + " does not divide into " + std::to_string(wm) + "x" + std::to_string(wn) +
+                                              " subgroups of " + shape_text(cm) +
+                                              " fragments (split_k 1, 1 or 2 stages, tile sides multiples of 8)");
+  if (c.waves_per_eu) return error(StatusCode::unsupported, "waves_per_eu is an AMD occupancy hint; Vulkan takes none");
+  const int threads = c.warps * limits().warp_size;
+  const int64_t shared = shared_bytes(p, c, cm);
+  if (threads > limits().max_threads_per_group || shared > limits().max_shared_bytes)
+    return error(StatusCode::unsupported, std::to_string(threads) + " threads / " + std::to_string(shared) +
+                                              " bytes of shared memory exceed the device's " + std::to_string(limits().max_threads_per_group) +
+                                              " / " + std::to_string(limits().max_shared_bytes));
+  return {};
+}
+
+// KHR cooperative matrices on the tensor cores: the family's best H100 tile reached 236 TFLOP/s
+// f16 at 8192^3, about a quarter of the dense 16-bit peak; OmniGEMM's fastest Vulkan family there.
+CostHints CoopmatFamily::hints(const Problem&, const Config&) const {
+  CostHints h;
+  h.efficiency = 0.24;
+  return h;
+}
+
+Status CoopmatFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out) const {
+  if (Status s = can_implement(p, c); !s) return s;
+  plan_common(p, c, out);
+  const VulkanDevice& d = dev();
+  const int mul = coopmat_mul_type(p);
+  const CoopmatShape& cm = d.coopmat.shape[mul];
+  out.shader = mul ? Shader::coopmat_bf16 : Shader::coopmat;
+  const uint32_t own[9] = {cm.m, cm.n, cm.k, uint32_t(limits().warp_size), uint32_t(warps_m(c)), uint32_t(c.stages), uint32_t(mul),
+                           uint32_t(a_m_contiguous(p)), uint32_t(b_k_contiguous(p))};  // ids 12..20
+  std::copy(own, own + 9, out.spec.values + 12);
+  out.spec.count = 21;
+#ifdef OMNIGEMM_DEVELOPER
+  // id 21, MAINLOOP_PROBE: only a developer build ever sets it (ceiling measurements; results
+  // WRONG when nonzero). Elsewhere it keeps the shader's default 0 and the probe code folds away.
+  out.spec.values[21] = be_.mainloop_probe();
+  out.spec.count = 22;
+#endif
+  out.shared_bytes = shared_bytes(p, c, cm);
+  return {};
+}
+
+void CoopmatFamily::summarize(const VulkanLaunch& l, PlanSummary& out) const {
+  summarize_common(l, out);
+  const uint32_t* v = l.spec.values;
+  const uint32_t subgroups = l.threads / v[15];
+  out.notes += "; " + std::to_string(v[16]) + "x" + std::to_string(subgroups / v[16]) + " subgroups of " +
+               shape_text({v[12], v[13], v[14]}) + " " + (v[18] ? "bf16" : "f16") + " fragments, " + std::to_string(v[17]) +
+               " shared stage(s), A staged " + (v[19] ? "K x M" : "M x K") + ", B staged " + (v[20] ? "N x K" : "K x N");
+#ifdef OMNIGEMM_DEVELOPER
+  if (l.spec.count > 21 && v[21]) out.notes += "; MAINLOOP_PROBE " + std::to_string(v[21]) + ": results WRONG by design";
+#endif
+}
+
+}  // namespace omnigemm::detail::vulkan

@@ -1,0 +1,90 @@
+// What the Vulkan families share: the common part of every plan (specialization ids 0..11, push
+// constants, workgroup counts), its summary, and the launch through the backend.
+#include <algorithm>
+#include <string>
+
+#include "../vulkan_backend.hpp"
+#include "vulkan_families.hpp"
+
+namespace omnigemm::detail::vulkan {
+
+const VulkanDevice& VulkanFamily::dev() const { return be_.vk_device(); }
+const DeviceLimits& VulkanFamily::limits() const { return be_.vk_device().info.limits; }
+
+Status VulkanFamily::launch(VulkanLaunch& l, void* stream) { return be_.record(l, stream); }
+
+Status VulkanFamily::no_form(const Config& c) {
+  if (c.form.empty()) return {};
+  return error(StatusCode::unsupported, "the Vulkan families have no named forms (got \"-" + std::string(c.form.view()) + "\")");
+}
+
+void VulkanFamily::plan_common(const Problem& p, const Config& c, VulkanLaunch& out) const {
+  out.problem = &p;
+  out.threads = uint32_t(c.warps * limits().warp_size);
+  const uint32_t c_type = p.c.present ? uint32_t(p.c.dtype) : 99u;  // 99: no C term
+  const uint32_t common[12] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),
+                               out.threads,         uint32_t(p.a.dtype),  uint32_t(p.b.dtype),  c_type,
+                               uint32_t(p.d.dtype), uint32_t(p.bias_mode), uint32_t(p.bias_dtype), uint32_t(p.activation)};
+  std::copy(common, common + 12, out.spec.values);
+  out.spec.count = 12;
+
+  const uint32_t tiles_m = uint32_t((p.m + c.block_m - 1) / c.block_m);
+  const uint32_t tiles_n = uint32_t((p.n + c.block_n - 1) / c.block_n);
+  out.tiles = uint64_t(tiles_m) * tiles_n;
+  out.batch = uint64_t(p.batch);
+  PushConstants& pc = out.push;
+  pc = PushConstants{};
+  pc.m = uint32_t(p.m);
+  pc.n = uint32_t(p.n);
+  pc.k = uint32_t(p.k);
+  pc.num_pid_m = tiles_m;
+  pc.num_pid_n = tiles_n;
+  // Strides and offsets in elements (check_problem keeps every index within 32 bits).
+  auto strides = [](const Operand& o, uint32_t& sr, uint32_t& sc, uint32_t& bs, uint32_t& off) {
+    sr = uint32_t(o.stride_row);
+    sc = uint32_t(o.stride_col);
+    bs = uint32_t(o.batch_stride);
+    off = o.present ? uint32_t(o.mem.offset / uint64_t(dtype_bytes(o.dtype))) : 0;
+  };
+  strides(p.a, pc.a_sr, pc.a_sc, pc.a_bs, pc.a_off);
+  strides(p.b, pc.b_sr, pc.b_sc, pc.b_bs, pc.b_off);
+  strides(p.c, pc.c_sr, pc.c_sc, pc.c_bs, pc.c_off);
+  strides(p.d, pc.d_sr, pc.d_sc, pc.d_bs, pc.d_off);
+  pc.bias_bs = uint32_t(p.bias_batch_stride);
+  pc.bias_off = p.bias_mode != OG_BIAS_NONE ? uint32_t(p.bias.offset / uint64_t(dtype_bytes(p.bias_dtype))) : 0;
+  pc.alpha = p.alpha;
+  pc.beta = p.beta;
+  pc.slope = p.leaky_slope;
+}
+
+void VulkanFamily::summarize_common(const VulkanLaunch& l, PlanSummary& out) const {
+  out.grid[0] = (long long)l.tiles;
+  out.grid[1] = 1;
+  out.grid[2] = (long long)l.batch;
+  out.cluster = 1;
+  out.threads = int(l.threads);
+  out.shared_bytes = l.shared_bytes;
+  out.workspace_bytes = 0;
+  out.notes = "one workgroup per " + std::to_string(l.spec.values[0]) + "x" + std::to_string(l.spec.values[1]) +
+              " output tile, grouped by " + std::to_string(l.spec.values[3]) + " rows of tiles";
+  const uint64_t max_x = dev().max_groups[0], max_z = dev().max_groups[2];
+  const uint64_t pieces = ((l.tiles + max_x - 1) / max_x) * ((l.batch + max_z - 1) / max_z);
+  if (pieces > 1)
+    out.notes += "; recorded as " + std::to_string(pieces) + " dispatches (at most " + std::to_string(max_x) + " x 1 x " +
+                 std::to_string(max_z) + " workgroups each)";
+}
+
+int coopmat_mul_type(const Problem& p) {
+  const bool bf16 = p.a.dtype == OG_DTYPE_BF16 || p.b.dtype == OG_DTYPE_BF16;
+  for (og_dtype t : {p.a.dtype, p.b.dtype})
+    if (t != OG_DTYPE_FP8_E4M3 && t != OG_DTYPE_FP8_E5M2 && t != (bf16 ? OG_DTYPE_BF16 : OG_DTYPE_F16)) return -1;
+  return bf16 ? 1 : 0;
+}
+
+Status coopmat_dtype_refusal(const Problem& p) {
+  return error(StatusCode::unsupported, std::string("inputs must be f16, bf16 or fp8 (one 16-bit type, fp8 converted exactly), not ") +
+                                            og_dtype_name(p.a.dtype) + " x " + og_dtype_name(p.b.dtype) +
+                                            "; f32 and mixed f16/bf16 inputs run on the portable family");
+}
+
+}  // namespace omnigemm::detail::vulkan

@@ -1,0 +1,63 @@
+// vulkan.portable: gemm_portable.comp on any Vulkan 1.2 device, every input dtype.
+#include <string>
+
+#include "../vulkan_backend.hpp"
+#include "vulkan_families.hpp"
+
+namespace omnigemm::detail::vulkan {
+
+namespace {
+
+constexpr Config kPortableConfigs[] = {
+#define OG_VK_PORTABLE(bm, bn, bk, group_m, warps) Config{"portable", bm, bn, bk, group_m, 1, warps, 0, 1, {}},
+#include "portable.inc"
+#undef OG_VK_PORTABLE
+};
+
+// The shader's thread layout: COLS = BLOCK_N / 4 columns of threads, ROWS = threads / COLS rows,
+// each thread a (BLOCK_M / ROWS) x 4 sub-tile.
+constexpr int kThreadN = 4;
+
+}  // namespace
+
+std::span<const Config> PortableFamily::configs() const { return kPortableConfigs; }
+
+Status PortableFamily::can_implement(const Problem&, const Config& c) const {
+  if (Status s = no_form(c); !s) return s;
+  if (c.split_k != 1) return error(StatusCode::unsupported, "split_k must be 1 (the shader has no split-K), not " + std::to_string(c.split_k));
+  std::string why;
+  if (!config_fits(c, limits(), 4, &why)) return error(StatusCode::unsupported, why);  // f32 tiles in shared memory
+  const int threads = c.warps * limits().warp_size;
+  const int cols = c.block_n / kThreadN;
+  if (c.block_n % kThreadN || cols == 0 || threads < cols || threads % cols || c.block_m % (threads / cols))
+    return error(StatusCode::unsupported,
+                 "tile " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " does not fit the thread layout: BLOCK_N must be a "
+                 "multiple of 4 whose BLOCK_N/4 columns divide the " + std::to_string(threads) + " threads (" + std::to_string(c.warps) +
+                 " warps x subgroup size " + std::to_string(limits().warp_size) + "), and the resulting rows must divide BLOCK_M");
+  return {};
+}
+
+// Scalar FMAs on f32 tiles in shared memory: on a GPU a small fraction of the 16-bit tensor
+// rate the cooperative-matrix families reach (18.8 against 236 TFLOP/s on the H100, 8192^3).
+CostHints PortableFamily::hints(const Problem&, const Config&) const {
+  CostHints h;
+  h.efficiency = 0.02;
+  return h;
+}
+
+Status PortableFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out) const {
+  if (Status s = can_implement(p, c); !s) return s;
+  plan_common(p, c, out);
+  out.shader = Shader::portable;
+  out.shared_bytes = int64_t(4) * c.block_k * (c.block_m + c.block_n);  // a_tile + b_tile, f32
+  return {};
+}
+
+void PortableFamily::summarize(const VulkanLaunch& l, PlanSummary& out) const {
+  summarize_common(l, out);
+  const uint32_t cols = l.spec.values[1] / kThreadN, rows = l.threads / cols;
+  out.notes += "; " + std::to_string(rows) + "x" + std::to_string(cols) + " threads of " + std::to_string(l.spec.values[0] / rows) + "x" +
+               std::to_string(kThreadN) + " outputs each, f32 FMAs";
+}
+
+}  // namespace omnigemm::detail::vulkan

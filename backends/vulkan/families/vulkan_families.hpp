@@ -1,0 +1,81 @@
+// The Vulkan kernel families, one per GLSL shader: vulkan.portable (gemm_portable.comp),
+// vulkan.coopmat (gemm_coopmat.comp, KHR cooperative matrix) and vulkan.coopmat2
+// (gemm_coopmat2.comp, NV cooperative matrix 2). Each has one config table
+// (families/<name>.inc); tile sizes become specialization constants, so every row maps to a
+// pipeline at run time. None has named forms.
+#pragma once
+
+#include <span>
+
+#include "kernel_family.hpp"
+#include "vulkan_device.hpp"
+#include "vulkan_launch.hpp"
+
+namespace omnigemm::detail::vulkan {
+
+class VulkanBackend;
+
+class VulkanFamily : public PlannedFamily<VulkanLaunch> {
+ public:
+  explicit VulkanFamily(VulkanBackend& be) : be_(be) {}
+
+ protected:
+  Status launch(VulkanLaunch& l, void* stream) override;
+  const VulkanDevice& dev() const;
+  const DeviceLimits& limits() const;
+  // Refuses a config naming a form (no Vulkan family has any).
+  static Status no_form(const Config& c);
+  // What every shader shares: specialization ids 0..11, the push constants, the workgroup counts.
+  void plan_common(const Problem& p, const Config& c, VulkanLaunch& out) const;
+  // Grid, threads and shared memory of `l` (the family adds its notes).
+  void summarize_common(const VulkanLaunch& l, PlanSummary& out) const;
+
+  VulkanBackend& be_;
+};
+
+class PortableFamily final : public VulkanFamily {
+ public:
+  using VulkanFamily::VulkanFamily;
+  const char* name() const override { return "portable"; }
+  std::span<const Config> configs() const override;
+  Status can_implement(const Problem& p, const Config& c) const override;
+  CostHints hints(const Problem& p, const Config& c) const override;
+
+ protected:
+  Status plan(const Problem& p, const Config& c, VulkanLaunch& out) const override;
+  void summarize(const VulkanLaunch& l, PlanSummary& out) const override;
+};
+
+class CoopmatFamily final : public VulkanFamily {
+ public:
+  using VulkanFamily::VulkanFamily;
+  const char* name() const override { return "coopmat"; }
+  std::span<const Config> configs() const override;
+  Status can_implement(const Problem& p, const Config& c) const override;
+  CostHints hints(const Problem& p, const Config& c) const override;
+
+ protected:
+  Status plan(const Problem& p, const Config& c, VulkanLaunch& out) const override;
+  void summarize(const VulkanLaunch& l, PlanSummary& out) const override;
+};
+
+class Coopmat2Family final : public VulkanFamily {
+ public:
+  using VulkanFamily::VulkanFamily;
+  const char* name() const override { return "coopmat2"; }
+  std::span<const Config> configs() const override;
+  Status can_implement(const Problem& p, const Config& c) const override;
+  CostHints hints(const Problem& p, const Config& c) const override;
+
+ protected:
+  Status plan(const Problem& p, const Config& c, VulkanLaunch& out) const override;
+  void summarize(const VulkanLaunch& l, PlanSummary& out) const override;
+};
+
+// The cooperative-matrix shaders' multiplicand type for `p`: 0 f16, 1 bf16 (fp8 converts exactly
+// into either), -1 when the inputs are f32 or mix f16 with bf16 (the portable family only).
+int coopmat_mul_type(const Problem& p);
+// The refusal for inputs no cooperative-matrix shader takes.
+Status coopmat_dtype_refusal(const Problem& p);
+
+}  // namespace omnigemm::detail::vulkan

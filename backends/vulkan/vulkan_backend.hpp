@@ -1,0 +1,116 @@
+// Vulkan backend: the portable shader family on any Vulkan 1.2 device, lavapipe included; the KHR
+// cooperative-matrix and NV cooperative matrix 2 families where the device has them.
+//
+// Files by concern: vulkan_device.cpp (instance/device creation or adoption of a host VkDevice,
+// capability queries), vulkan_pipelines.cpp (layouts, modules, SPIR-V patching, pipeline cache,
+// specialization), vulkan_dispatch.cpp (descriptor sets, command recording, submission, timing),
+// vulkan_memory.cpp (buffers and transfers), families/ (the kernel families).
+//
+// Synchronous runs record into an internal command buffer and wait on a fence; og_gemm_async
+// records into the caller's command buffer; time_ms captures this thread's runs into one
+// command buffer between two timestamps.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "families/vulkan_families.hpp"
+#include "vulkan_device.hpp"
+#include "vulkan_launch.hpp"
+#include "vulkan_pipelines.hpp"
+
+namespace omnigemm::detail::vulkan {
+
+class VulkanBackend final : public Backend {
+ public:
+  VulkanBackend() = default;
+  ~VulkanBackend() override;
+  Status init(const BackendOptions& opt);
+
+  og_backend kind() const override { return OG_BACKEND_VULKAN; }
+  const DeviceInfo& device() const override { return dev_.info; }
+  uint32_t input_dtypes() const override { return 0x1f; }   // f32, f16, bf16, e4m3, e5m2
+  uint32_t output_dtypes() const override { return 0x07; }  // f32, f16, bf16
+  uint32_t memory_kinds() const override { return 1u << OG_MEMORY_VULKAN; }
+  bool supports_async() const override { return true; }
+  Status check_problem(const Problem& p) const override;
+  std::span<KernelFamily* const> families() const override { return families_; }
+
+  Status synchronize(void*) override { return {}; }  // synchronous runs already waited
+  Status allocate(size_t bytes, og_memory& out) override;
+  void release(const og_memory& mem) override;
+  Status upload(const og_memory& dst, const void* src, size_t bytes) override;
+  Status download(void* dst, const og_memory& src, size_t bytes) override;
+  Status time_ms(const std::function<Status()>& launch, double& ms) override;
+  double clock_ramp_ms() const override;
+
+  const VulkanDevice& vk_device() const { return dev_; }
+  // Every family of the backend, the ones this device cannot run included (tests ask them why).
+  std::span<KernelFamily* const> all_families() const { return all_; }
+  // Records `l` into the caller's command buffer (`stream`), this thread's timing capture, or
+  // the backend's own command buffer, which is then submitted and waited for.
+  Status record(const VulkanLaunch& l, void* stream);
+#ifdef OMNIGEMM_DEVELOPER
+  // OMNIGEMM_VK_MAINLOOP_PROBE (developer builds only; results WRONG by design): the coopmat
+  // shader's MAINLOOP_PROBE constant, 1 (no global loads in the K loop) or 2 (MMAs only).
+  uint32_t mainloop_probe() const { return mainloop_probe_; }
+#endif
+
+ private:
+  // Who submits a recorded dispatch decides how long its descriptor set must live:
+  // own: submitted and waited at once (the pool is reset before each run);
+  // capture: until time_ms submits (its pool is reset when the next timing starts, at most 64 runs);
+  // caller: until the caller's command buffer has run, which only the caller knows (kept until
+  // the context is destroyed).
+  enum class DescriptorUse { own, capture, caller };
+
+  struct Allocation {
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkDeviceSize size = 0;
+    bool host_visible = false;
+  };
+
+  // vulkan_dispatch.cpp
+  Status create_queue_objects();
+  void destroy_queue_objects();
+  VkResult new_descriptor_pool(VkDescriptorPool& pool);
+  Status descriptor_set_for(const Problem& p, DescriptorUse use, VkDescriptorSet& set);
+  Status begin(VkCommandBuffer cmd);
+  Status submit_and_wait(VkCommandBuffer cmd);
+  // vulkan_memory.cpp
+  Status create_buffer(size_t bytes, VkBufferUsageFlags usage, VkMemoryPropertyFlags prefer, VkBuffer& buffer, Allocation& a);
+  Status transfer(const og_memory& m, void* host, size_t bytes, bool to_device);
+  void release_all_buffers();
+
+  VulkanDevice dev_;
+  VulkanPipelines pipelines_;
+#ifdef OMNIGEMM_DEVELOPER
+  uint32_t mainloop_probe_ = 0;
+#endif
+
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkCommandBuffer capture_cmd_ = VK_NULL_HANDLE;
+  VkCommandBuffer capture_ = VK_NULL_HANDLE;  // capture_cmd_ while time_ms records launches
+  std::thread::id capture_thread_;            // ... of this thread only
+  std::mutex timing_mutex_;
+  VkDescriptorPool capture_pool_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  VkDescriptorPool sync_pool_ = VK_NULL_HANDLE;
+  std::vector<VkDescriptorPool> async_pools_;
+  int async_sets_in_last_ = 0;
+  std::map<VkBuffer, Allocation> buffers_;
+  std::mutex mutex_;  // the command buffers, descriptor pools and buffers above
+
+  PortableFamily portable_{*this};
+  CoopmatFamily coopmat_{*this};
+  Coopmat2Family coopmat2_{*this};
+  KernelFamily* const all_[3] = {&coopmat_, &coopmat2_, &portable_};  // fastest first
+  std::vector<KernelFamily*> families_;                               // ... those this device runs
+};
+
+}  // namespace omnigemm::detail::vulkan

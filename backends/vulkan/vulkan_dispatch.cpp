@@ -1,0 +1,166 @@
+// Dispatch: descriptor sets, command recording, submission and timestamp timing.
+#include <algorithm>
+
+#include "vulkan_backend.hpp"
+
+namespace omnigemm::detail::vulkan {
+
+Status VulkanBackend::create_queue_objects() {
+  const Vk& vk = dev_.vk;
+  const VkDevice device = dev_.device;
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, nullptr, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                              dev_.queue_family};
+  OG_VK_TRY(vk.vkCreateCommandPool(device, &pci, nullptr, &pool_), "vkCreateCommandPool");
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr, pool_, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+  OG_VK_TRY(vk.vkAllocateCommandBuffers(device, &cai, &cmd_), "vkAllocateCommandBuffers");
+  OG_VK_TRY(vk.vkAllocateCommandBuffers(device, &cai, &capture_cmd_), "vkAllocateCommandBuffers");
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  OG_VK_TRY(vk.vkCreateFence(device, &fci, nullptr, &fence_), "vkCreateFence");
+  VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, nullptr, 0, VK_QUERY_TYPE_TIMESTAMP, 2};
+  OG_VK_TRY(vk.vkCreateQueryPool(device, &qpi, nullptr, &queries_), "vkCreateQueryPool");
+  OG_VK_TRY(new_descriptor_pool(sync_pool_), "vkCreateDescriptorPool");
+  OG_VK_TRY(new_descriptor_pool(capture_pool_), "vkCreateDescriptorPool");
+  return {};
+}
+
+void VulkanBackend::destroy_queue_objects() {
+  const Vk& vk = dev_.vk;
+  const VkDevice device = dev_.device;
+  for (VkDescriptorPool pl : async_pools_) vk.vkDestroyDescriptorPool(device, pl, nullptr);
+  async_pools_.clear();
+  if (sync_pool_) vk.vkDestroyDescriptorPool(device, sync_pool_, nullptr);
+  if (capture_pool_) vk.vkDestroyDescriptorPool(device, capture_pool_, nullptr);
+  if (queries_) vk.vkDestroyQueryPool(device, queries_, nullptr);
+  if (fence_) vk.vkDestroyFence(device, fence_, nullptr);
+  if (pool_) vk.vkDestroyCommandPool(device, pool_, nullptr);
+  sync_pool_ = capture_pool_ = VK_NULL_HANDLE;
+  queries_ = VK_NULL_HANDLE;
+  fence_ = VK_NULL_HANDLE;
+  pool_ = VK_NULL_HANDLE;
+}
+
+VkResult VulkanBackend::new_descriptor_pool(VkDescriptorPool& pool) {
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 64 * kBindings};
+  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, nullptr, 0, 64, 1, &size};
+  return dev_.vk.vkCreateDescriptorPool(dev_.device, &dpi, nullptr, &pool);
+}
+
+// One descriptor set with every binding written (unused ones point at D's buffer).
+Status VulkanBackend::descriptor_set_for(const Problem& p, DescriptorUse use, VkDescriptorSet& set) {
+  const Vk& vk = dev_.vk;
+  VkDescriptorPool pool = use == DescriptorUse::capture ? capture_pool_ : sync_pool_;
+  if (use == DescriptorUse::caller) {
+    if (async_pools_.empty() || async_sets_in_last_ == 64) {
+      VkDescriptorPool fresh;
+      OG_VK_TRY(new_descriptor_pool(fresh), "vkCreateDescriptorPool");
+      async_pools_.push_back(fresh);
+      async_sets_in_last_ = 0;
+    }
+    pool = async_pools_.back();
+    ++async_sets_in_last_;
+  } else if (use == DescriptorUse::own) {
+    OG_VK_TRY(vk.vkResetDescriptorPool(dev_.device, sync_pool_, 0), "vkResetDescriptorPool");
+  }
+  const VkDescriptorSetLayout layout = pipelines_.set_layout();
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, nullptr, pool, 1, &layout};
+  OG_VK_TRY(vk.vkAllocateDescriptorSets(dev_.device, &ai, &set), "vkAllocateDescriptorSets");
+  auto buf = [&](const og_memory& m) { return reinterpret_cast<VkBuffer>(uintptr_t(m.vk_buffer)); };
+  const VkBuffer d = buf(p.d.mem);
+  const VkBuffer a = p.a.present ? buf(p.a.mem) : d, b = p.b.present ? buf(p.b.mem) : d;
+  const VkBuffer c = p.c.present ? buf(p.c.mem) : d, bias = p.bias_mode != OG_BIAS_NONE ? buf(p.bias) : d;
+  const VkBuffer per_binding[kBindings] = {a, a, a, b, b, b, c, c, d, d, bias, bias};
+  VkDescriptorBufferInfo infos[kBindings];
+  VkWriteDescriptorSet writes[kBindings];
+  for (uint32_t i = 0; i < kBindings; ++i) {
+    infos[i] = {per_binding[i], 0, VK_WHOLE_SIZE};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, nullptr, set, i, 0, 1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nullptr, &infos[i], nullptr};
+  }
+  vk.vkUpdateDescriptorSets(dev_.device, kBindings, writes, 0, nullptr);
+  return {};
+}
+
+Status VulkanBackend::begin(VkCommandBuffer cmd) {
+  OG_VK_TRY(dev_.vk.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, nullptr, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  OG_VK_TRY(dev_.vk.vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
+  return {};
+}
+
+Status VulkanBackend::submit_and_wait(VkCommandBuffer cmd) {
+  const Vk& vk = dev_.vk;
+  OG_VK_TRY(vk.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO, nullptr, 0, nullptr, nullptr, 1, &cmd};
+  OG_VK_TRY(vk.vkResetFences(dev_.device, 1, &fence_), "vkResetFences");
+  OG_VK_TRY(vk.vkQueueSubmit(dev_.queue, 1, &si, fence_), "vkQueueSubmit");
+  OG_VK_TRY(vk.vkWaitForFences(dev_.device, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  return {};
+}
+
+Status VulkanBackend::record(const VulkanLaunch& l, void* stream) {
+  const Vk& vk = dev_.vk;
+  VkPipeline pipeline;
+  Status s = pipelines_.get(l.shader, l.spec, pipeline);
+  if (!s) return s;
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Record into: the caller's command buffer, else this thread's timing capture, else our own.
+  const bool capturing = capture_ != VK_NULL_HANDLE && capture_thread_ == std::this_thread::get_id();
+  const DescriptorUse use = stream ? DescriptorUse::caller : capturing ? DescriptorUse::capture : DescriptorUse::own;
+  VkDescriptorSet set;
+  if (!(s = descriptor_set_for(*l.problem, use, set))) return s;
+  VkCommandBuffer cmd = stream ? static_cast<VkCommandBuffer>(stream) : capturing ? capture_ : VK_NULL_HANDLE;
+  const bool own = cmd == VK_NULL_HANDLE;
+  if (own && !(s = begin(cmd_))) return s;
+  if (own) cmd = cmd_;
+  // Successive GEMMs in one command buffer may share D: order them.
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT,
+                          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+  vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0,
+                          nullptr);
+  vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  const VkPipelineLayout layout = pipelines_.layout();
+  vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
+  // The grid in pieces of at most the device's workgroup counts; the shader adds the offsets.
+  PushConstants pc = l.push;
+  const uint64_t max_x = dev_.max_groups[0], max_z = dev_.max_groups[2];
+  for (uint64_t b0 = 0; b0 < l.batch; b0 += max_z)
+    for (uint64_t t0 = 0; t0 < l.tiles; t0 += max_x) {
+      pc.pid_base = uint32_t(t0);
+      pc.batch_base = uint32_t(b0);
+      vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+      vk.vkCmdDispatch(cmd, uint32_t(std::min(max_x, l.tiles - t0)), 1, uint32_t(std::min(max_z, l.batch - b0)));
+    }
+  if (own) return submit_and_wait(cmd_);
+  return {};
+}
+
+Status VulkanBackend::time_ms(const std::function<Status()>& launch, double& ms) {
+  const Vk& vk = dev_.vk;
+  if (!dev_.timestamps) return error(StatusCode::unsupported, "vulkan: " + dev_.info.name + " has no compute timestamps");
+  // One timing at a time; other threads' runs go on submitting their own command buffers.
+  std::lock_guard<std::mutex> timing(timing_mutex_);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Status s = begin(capture_cmd_);
+    if (!s) return s;
+    OG_VK_TRY(vk.vkResetDescriptorPool(dev_.device, capture_pool_, 0), "vkResetDescriptorPool");
+    vk.vkCmdResetQueryPool(capture_cmd_, queries_, 0, 2);
+    vk.vkCmdWriteTimestamp(capture_cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
+    capture_ = capture_cmd_;
+    capture_thread_ = std::this_thread::get_id();
+  }
+  Status s = launch();  // this thread's runs record into capture_ instead of submitting
+  std::lock_guard<std::mutex> lock(mutex_);
+  capture_ = VK_NULL_HANDLE;
+  vk.vkCmdWriteTimestamp(capture_cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
+  Status done = submit_and_wait(capture_cmd_);
+  if (!s) return s;
+  if (!done) return done;
+  uint64_t t[2] = {0, 0};
+  OG_VK_TRY(vk.vkGetQueryPoolResults(dev_.device, queries_, 0, 2, sizeof t, t, sizeof(uint64_t),
+                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+            "vkGetQueryPoolResults");
+  ms = double(t[1] - t[0]) * dev_.timestamp_period_ns * 1e-6;
+  return {};
+}
+
+}  // namespace omnigemm::detail::vulkan

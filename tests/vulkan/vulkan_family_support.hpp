@@ -1,0 +1,51 @@
+// Helpers for the Vulkan tests that ask the kernel families directly (can_implement, describe):
+// validated problems on placeholder buffers (never run), and the family of a name among all the
+// backend's families, including those its device cannot run.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "context_internal.hpp"
+#include "gemm_check.hpp"
+#include "validate.hpp"
+#include "vulkan_debug.hpp"
+
+namespace omnigemm::test {
+
+// A validated m x n x k problem (A row-major, B in `lb`, D f32) over placeholder VkBuffer
+// handles: for can_implement and describe only, which never touch the buffers.
+inline detail::Problem planning_problem(Dtype a, Dtype b, int64_t m, int64_t n, int64_t k, int64_t batch = 1,
+                                        Layout lb = Layout::row_major) {
+  HostMatrix A(m, k, a, Layout::row_major, 0, batch), B(k, n, b, lb, 0, batch), D(m, n, Dtype::f32, Layout::row_major, 0, batch);
+  Gemm g;
+  g.a = A.view(Memory::vulkan(0x1000));
+  g.b = B.view(Memory::vulkan(0x2000));
+  g.d = D.view(Memory::vulkan(0x3000));
+  g.batch_count = batch;
+  const og_gemm_desc desc = g.to_c();
+  detail::Problem p;
+  const Status s = detail::validate(desc, p);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  return p;
+}
+
+// The family called `name` among every family of the Vulkan backend `be` (nullptr: none).
+inline detail::KernelFamily* vulkan_family(detail::Backend& be, const std::string& name) {
+  for (detail::KernelFamily* f : detail::vulkan_all_families(be))
+    if (name == f->name()) return f;
+  return nullptr;
+}
+
+// Why the family `name` does not run on `be`'s device: its refusal of its first config for an
+// f16 problem.
+inline std::string missing_family_reason(detail::Backend& be, const std::string& name) {
+  detail::KernelFamily* f = vulkan_family(be, name);
+  if (!f) return "no such family";
+  if (f->configs().empty()) return "no configs";
+  const Status s = f->can_implement(planning_problem(Dtype::f16, Dtype::f16, 256, 256, 256), f->configs()[0]);
+  return s.ok() ? "it can implement its first config, yet the backend does not list it" : s.message;
+}
+
+}  // namespace omnigemm::test
