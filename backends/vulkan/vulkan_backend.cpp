@@ -35,12 +35,6 @@ Status VulkanBackend::init(const BackendOptions& opt) {
 #endif
   if (!(s = create_queue_objects())) return s;
   if (!(s = pipelines_.create(dev_))) return s;
-  // The families this device runs at all, fastest first (all_ is in that order).
-  for (KernelFamily* f : all_) {
-    if (f == &coopmat_ && !dev_.coopmat.ok) continue;
-    if (f == &coopmat2_ && !dev_.coopmat2.ok) continue;
-    families_.push_back(f);
-  }
   return {};
 }
 
@@ -59,14 +53,19 @@ Status VulkanBackend::check_problem(const Problem& p) const {
 // On an H100 (driver 580) the SM clock drops after about a second of idling and the Vulkan
 // driver takes 0.5-1 s of back-to-back dispatches to raise it again; CPU implementations
 // (lavapipe) run at the host's clocks.
+bool VulkanBackend::usable(const KernelFamily* f) const {
+  if (f == &coopmat_) return dev_.coopmat.ok;
+  if (f == &coopmat2_) return dev_.coopmat2.ok;
+  return f == &portable_;
+}
+
 double VulkanBackend::clock_ramp_ms() const { return dev_.cpu_device ? 0 : 1500; }
 
 }  // namespace vulkan
 
-std::span<KernelFamily* const> vulkan_all_families(Backend& be) {
+bool vulkan_family_usable(Backend& be, const KernelFamily* f) {
   auto* vk = dynamic_cast<vulkan::VulkanBackend*>(&be);
-  if (!vk) return {};
-  return vk->all_families();
+  return vk && vk->usable(f);
 }
 
 Status make_vulkan_backend(const BackendOptions& opt, std::unique_ptr<Backend>& out) {

@@ -37,7 +37,9 @@ class VulkanBackend final : public Backend {
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_VULKAN; }
   bool supports_async() const override { return true; }
   Status check_problem(const Problem& p) const override;
-  std::span<KernelFamily* const> families() const override { return families_; }
+  // Every family, fastest first; can_implement refuses those this device cannot run (explain
+  // shows why).
+  std::span<KernelFamily* const> families() const override { return all_; }
 
   Status synchronize(void*) override { return {}; }  // synchronous runs already waited
   Status allocate(size_t bytes, og_memory& out) override;
@@ -48,8 +50,8 @@ class VulkanBackend final : public Backend {
   double clock_ramp_ms() const override;
 
   const VulkanDevice& vk_device() const { return dev_; }
-  // Every family of the backend, the ones this device cannot run included (tests ask them why).
-  std::span<KernelFamily* const> all_families() const { return all_; }
+  // Whether this device runs family `f` at all (its cooperative-matrix support).
+  bool usable(const KernelFamily* f) const;
   // Records `l` into the caller's command buffer (`stream`), this thread's timing capture, or
   // the backend's own command buffer, which is then submitted and waited for.
   Status record(const VulkanLaunch& l, void* stream);
@@ -110,7 +112,7 @@ class VulkanBackend final : public Backend {
   CoopmatFamily coopmat_{*this};
   Coopmat2Family coopmat2_{*this};
   KernelFamily* const all_[3] = {&coopmat_, &coopmat2_, &portable_};  // fastest first
-  std::vector<KernelFamily*> families_;                               // ... those this device runs
+
 };
 
 }  // namespace omnigemm::detail::vulkan

@@ -16,5 +16,5 @@
 namespace omnigemm::detail {
 int vulkan_validation_message_count();
 std::vector<uint32_t> spirv_with_bf16_multiplicands(const uint32_t* words, size_t count, std::string* why);
-std::span<KernelFamily* const> vulkan_all_families(Backend& be);
+bool vulkan_family_usable(Backend& be, const KernelFamily* f);  // the device runs the family at all
 }

@@ -44,8 +44,9 @@ class Backend {
   // Called after the engine's validation; the message must name what is supported.
   virtual Status check_problem(const Problem&) const { return {}; }
 
-  // The kernel families this backend has on this device, fastest first (the engine's dispatch
-  // asks each one; see kernel_family.hpp). Never empty for a backend that was created.
+  // Every kernel family of this backend, fastest first (the engine's dispatch asks each one; see
+  // kernel_family.hpp). A family this device cannot run refuses every config in can_implement,
+  // saying why, so that explain can show it. Never empty.
   virtual std::span<KernelFamily* const> families() const = 0;
 
   virtual Status synchronize(void* stream) = 0;

@@ -33,7 +33,7 @@ inline detail::Problem planning_problem(Dtype a, Dtype b, int64_t m, int64_t n, 
 
 // The family called `name` among every family of the Vulkan backend `be` (nullptr: none).
 inline detail::KernelFamily* vulkan_family(detail::Backend& be, const std::string& name) {
-  for (detail::KernelFamily* f : detail::vulkan_all_families(be))
+  for (detail::KernelFamily* f : be.families())
     if (name == f->name()) return f;
   return nullptr;
 }
@@ -45,7 +45,7 @@ inline std::string missing_family_reason(detail::Backend& be, const std::string&
   if (!f) return "no such family";
   if (f->configs().empty()) return "no configs";
   const Status s = f->can_implement(planning_problem(Dtype::f16, Dtype::f16, 256, 256, 256), f->configs()[0]);
-  return s.ok() ? "it can implement its first config, yet the backend does not list it" : s.message;
+  return s.ok() ? "it can implement its first config, yet the backend says the device cannot run it" : s.message;
 }
 
 }  // namespace omnigemm::test
