@@ -72,8 +72,9 @@ struct EpilogueArgs {
 
 // The bias term of output element (gm, gn) (0 without bias: og_epilogue_sum then skips it).
 __device__ __forceinline__ float bias_value(const EpilogueArgs& e, long long batch, int gm, int gn) {
-  if (e.bias_mode == OG_BIAS_NONE) return 0.0f;
-  return load(e.bias_dtype, e.bias, batch * e.bias_bs + (e.bias_mode == OG_BIAS_PER_N ? gn : gm));
+  if (e.bias_mode == OG_BIAS_PER_N) return load(e.bias_dtype, e.bias, batch * e.bias_bs + gn);
+  if (e.bias_mode == OG_BIAS_PER_M) return load(e.bias_dtype, e.bias, batch * e.bias_bs + gm);
+  return 0.0f;
 }
 
 // act(alpha * acc + beta * C + bias) for output element (gm, gn) of batch `batch`.

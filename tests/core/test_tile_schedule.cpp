@@ -180,12 +180,13 @@ TEST_CASE("cluster grouping keeps the Hopper kernel's order (multicast pairs, sp
     const int batch = small(omnigemm::test::rng()), split = small(omnigemm::test::rng());
     struct Kind { int cluster_m, cluster_k, split_k; bool pairs; };
     for (const Kind k : {Kind{1, 1, split, false}, Kind{2, 1, split, false}, Kind{1, 2, 2, true}}) {
-      const int total = og_cluster_work_count(tm, tn, k.split_k, batch, k.cluster_m, k.cluster_k);
+      const OgClusterGrid grid = og_cluster_grid(tm, tn, g, k.split_k, k.cluster_m, k.cluster_k);
+      const int total = og_cluster_work_count(grid, batch);
       const int before = og_work_count((tm + k.cluster_m - 1) / k.cluster_m, tn, k.pairs ? 1 : k.split_k, batch);
       REQUIRE(total == before);
       for (int w = 0; w < total; ++w)
         for (int rank = 0; rank < k.cluster_m * k.cluster_k; ++rank) {
-          const OgWork now = og_cluster_work_item(w, rank, tm, tn, g, k.split_k, k.cluster_m, k.cluster_k);
+          const OgWork now = og_cluster_work_item(grid, w, rank % k.cluster_m, rank / k.cluster_m);
           const OgWork old = hopper_item_before(w, rank, tm, tn, g, k.split_k, k.cluster_m, k.pairs);
           REQUIRE(now.pid_m == old.pid_m);
           REQUIRE(now.pid_n == old.pid_n);
@@ -203,16 +204,17 @@ TEST_CASE("cluster work items cover every tile and slice exactly once; a cluster
     const int batch = small(omnigemm::test::rng());
     const int cm = small(omnigemm::test::rng()), ck = small(omnigemm::test::rng()) % 2 + 1;
     const int split = ck * small(omnigemm::test::rng());  // a multiple of the cluster's slices
-    const int total = og_cluster_work_count(tm, tn, split, batch, cm, ck);
+    const OgClusterGrid cgrid = og_cluster_grid(tm, tn, g, split, cm, ck);
+    const int total = og_cluster_work_count(cgrid, batch);
     const int grid = og_persistent_grid(total, clusters(omnigemm::test::rng()));
     CAPTURE(tm); CAPTURE(tn); CAPTURE(g); CAPTURE(batch); CAPTURE(cm); CAPTURE(ck); CAPTURE(split);
     std::vector<int> hits(size_t(batch * split * tm * tn), 0);
     int beyond = 0;
     for (int cluster = 0; cluster < grid; ++cluster)
       for (int w = og_persistent_first(cluster); w < total; w = og_persistent_next(w, grid)) {
-        const OgWork first = og_cluster_work_item(w, 0, tm, tn, g, split, cm, ck);
+        const OgWork first = og_cluster_work_item(cgrid, w, 0, 0);
         for (int rank = 0; rank < cm * ck; ++rank) {
-          const OgWork item = og_cluster_work_item(w, rank, tm, tn, g, split, cm, ck);
+          const OgWork item = og_cluster_work_item(cgrid, w, rank % cm, rank / cm);
           // The cluster's programs: cm adjacent tile rows of the same column, batch and slice
           // group; ck adjacent slices of each tile.
           REQUIRE(item.pid_n == first.pid_n);

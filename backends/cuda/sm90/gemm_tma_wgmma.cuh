@@ -89,7 +89,7 @@ struct Shape {
   static constexpr int kClusterSize = CLUSTER_M * CLUSTER_K;
   // Work items of a launch: tile groups (one cluster's at a time); a pair's two slices are one.
   __host__ __device__ static int work_count(int num_pid_m, int num_pid_n, int split_k, int batch) {
-    return og_cluster_work_count(num_pid_m, num_pid_n, split_k, batch, CLUSTER_M, CLUSTER_K);
+    return og_cluster_work_count(og_cluster_grid(num_pid_m, num_pid_n, 1, split_k, CLUSTER_M, CLUSTER_K), batch);
   }
   // Registers per thread after setmaxnreg (128 x producer + 256 x consumer <= 64K): the 144
   // accumulators of 192x192 take 8 more per consumer thread from the producer warpgroup.
@@ -388,13 +388,14 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   // scheduler's cluster grouping gives each program its tile and K slice (item.pid_m is this
   // program's tile row; beyond M for the second tile of a short last group).
   const int rank = S::kClusterSize > 1 ? int(cluster_rank()) : 0;
+  const int rank_m = S::CLUSTER_M > 1 ? rank : 0, rank_k = S::CLUSTER_K > 1 ? rank : 0;  // never both
   const int cluster = int(blockIdx.x) / S::kClusterSize, clusters = int(gridDim.x) / S::kClusterSize;
   // A pair's split_k is 2 (the launcher checks): as a constant, the item arithmetic folds.
   const int split_k = S::SPLIT_PAIRS ? 2 : p.split_k;
-  const int total_work = S::work_count(p.num_pid_m, p.num_pid_n, split_k, p.batch);
-  auto work_item = [&](int w) {
-    return og_cluster_work_item(w, rank, p.num_pid_m, p.num_pid_n, p.group_m, split_k, S::CLUSTER_M, S::CLUSTER_K);
-  };
+  const OgClusterGrid work_grid =
+      og_cluster_grid(p.num_pid_m, p.num_pid_n, p.group_m, split_k, S::CLUSTER_M, S::CLUSTER_K);
+  const int total_work = og_cluster_work_count(work_grid, p.batch);
+  auto work_item = [&](int w) { return og_cluster_work_item(work_grid, w, rank_m, rank_k); };
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < p.stages; ++s) {
@@ -586,7 +587,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           }
           exchange.receive(acc, chunks, consumer, t);
         } else if (p.split_k > 1) {
-          const int rows = og_cdiv(p.num_pid_m, S::CLUSTER_M) * S::CLUSTER_M;  // tile rows, padded to whole groups
+          const int rows = work_grid.groups_m * S::CLUSTER_M;  // tile rows, padded to whole groups
           const long long tile = ((long long)item.batch * rows + pid_m) * p.num_pid_n + item.pid_n;
           if (!reduce_slices<S>(acc, p, tile * S::kTileConsumers + (S::PINGPONG ? 0 : consumer), item.k_slice, consumer, t))
             continue;  // another slice of this tile finishes it
