@@ -76,8 +76,8 @@ OG_FUNC int og_work_count(int num_pid_m, int num_pid_n, int split_k, int batch_c
   return num_pid_m * num_pid_n * split_k * batch_count;
 }
 
-OG_FUNC OgWork og_work_item(int work_id, int num_pid_m, int num_pid_n, int group_m,
-                                   int split_k) {
+/* Work item `work_id` of a launch: its batch, split-K slice and tile (see the header comment). */
+OG_FUNC OgWork og_work_item(int work_id, int num_pid_m, int num_pid_n, int group_m, int split_k) {
   int tiles = num_pid_m * num_pid_n;
   int per_batch = tiles * split_k;
   OgWork w;
