@@ -1,10 +1,13 @@
 // What every OmniGEMM GEMM shader shares: specialization ids 0..11, the descriptor bindings, the
-// push constants (so one pipeline layout serves every module), and the dtype decoders/encoders,
-// epilogue loads and activation. The including shader enables GL_EXT_shader_16bit_storage and
-// GL_EXT_shader_8bit_storage first; its own specialization constants start at id 12.
+// push constants (so one pipeline layout serves every module), the dtype decoders, and the
+// epilogue's loads and stores around omnigemm/epilogue.h (the epilogue math and the rounding to
+// f16/bf16 every backend shares). The including shader enables GL_GOOGLE_include_directive,
+// GL_EXT_shader_16bit_storage and GL_EXT_shader_8bit_storage first; its own specialization
+// constants start at id 12.
 //
-// Decoders and encoders are bit-exact with omnigemm/numeric.hpp: every dtype converts to f32
-// exactly; outputs round to nearest even in integer arithmetic, as the CPU reference does.
+// Decoders are bit-exact with omnigemm/numeric.hpp: every dtype converts to f32 exactly; outputs
+// round to nearest even in integer arithmetic (epilogue.h), bit-exact with numeric.hpp too.
+#include "omnigemm/epilogue.h"
 
 // Tile shape and problem variant, fixed per pipeline (the config space maps onto these).
 layout(constant_id = 0) const uint BLOCK_M = 64;
@@ -16,9 +19,9 @@ layout(constant_id = 5) const uint A_TYPE = 0;    // og_dtype: 0 f32, 1 f16, 2 b
 layout(constant_id = 6) const uint B_TYPE = 0;
 layout(constant_id = 7) const uint C_TYPE = 99;   // 99: no C term
 layout(constant_id = 8) const uint D_TYPE = 0;
-layout(constant_id = 9) const uint BIAS_MODE = 0; // og_bias_mode: 0 none, 1 per N, 2 per M
+layout(constant_id = 9) const uint BIAS_MODE = 0; // og_bias_mode (OG_EPI_BIAS_*): 0 none, 1 per N, 2 per M
 layout(constant_id = 10) const uint BIAS_TYPE = 0;
-layout(constant_id = 11) const uint ACTIVATION = 0; // og_activation
+layout(constant_id = 11) const uint ACTIVATION = 0; // og_activation (OG_EPI_ACT_*)
 
 layout(local_size_x_id = 4) in;
 
@@ -74,47 +77,15 @@ float decode(uint type, uint bits) {
 float load_c(uint i) { return C_TYPE == 0u ? c32[i] : decode(C_TYPE, uint(c16[i])); }
 float load_bias(uint i) { return BIAS_TYPE == 0u ? bias32[i] : decode(BIAS_TYPE, uint(bias16[i])); }
 
-// Round to nearest even, bit-exact with omnigemm::numeric::f32_to_f16 / f32_to_bf16.
-uint encode_f16(float f) {
-  uint x = floatBitsToUint(f);
-  uint sign = (x >> 16) & 0x8000u;
-  x &= 0x7fffffffu;
-  if (x >= 0x7f800000u) return sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u);
-  if (x >= 0x47800000u) return sign | 0x7c00u;
-  if (x < 0x38800000u) {  // subnormal f16: round on the 2^-24 grid with integer arithmetic
-    uint shift = 126u - (x >> 23);  // the value is (1.m) * 2^(e-127); mantissa bits below 2^-24 go
-    if (shift > 24u) return sign;   // |x| < 2^-25: rounds to zero
-    uint mant = (x & 0x7fffffu) | 0x800000u;
-    uint q = mant >> shift, rem = mant & ((1u << shift) - 1u), tie = 1u << (shift - 1u);
-    if (rem > tie || (rem == tie && (q & 1u) != 0u)) q += 1u;
-    return sign | q;
-  }
-  uint odd = (x >> 13) & 1u;
-  x += 0xc8000fffu + odd;  // rebias by (15 - 127) << 23 (mod 2^32) and round half to even
-  return sign | (x >> 13);
-}
-uint encode_bf16(float f) {
-  uint x = floatBitsToUint(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;
-  return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-}
-uint encode_out16(float f) { return D_TYPE == 1u ? encode_f16(f) : encode_bf16(f); }
+// The 16 bits of an f16/bf16 output (D_TYPE 1 or 2).
+uint encode_out16(float f) { return og_f32_to_16bit(int(D_TYPE), f); }
 
-float activate(float x) {
-  if (ACTIVATION == 1u) return x > 0.0 ? x : 0.0;
-  if (ACTIVATION == 2u) return x >= 0.0 ? x : p.slope * x;
-  if (ACTIVATION == 3u) return 0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
-  if (ACTIVATION == 4u) return x / (1.0 + exp(-x));
-  return x;
-}
-
-// Element (gm, gn) < (M, N) of the epilogue before rounding: alpha * acc + beta * C + bias, activated.
+// Element (gm, gn) < (M, N) of the epilogue before rounding: act(alpha * acc + beta * C + bias).
 float epilogue_value(uint batch, uint gm, uint gn, float acc) {
-  float v = p.alpha * acc;
-  if (C_TYPE != 99u) v += p.beta * load_c(p.c_off + batch * p.c_bs + gm * p.c_sr + gn * p.c_sc);
-  if (BIAS_MODE == 1u) v += load_bias(p.bias_off + batch * p.bias_bs + gn);
-  if (BIAS_MODE == 2u) v += load_bias(p.bias_off + batch * p.bias_bs + gm);
-  return activate(v);
+  const bool has_c = C_TYPE != 99u, has_bias = BIAS_MODE != 0u;
+  const float c = has_c ? load_c(p.c_off + batch * p.c_bs + gm * p.c_sr + gn * p.c_sc) : 0.0;
+  const float bias = has_bias ? load_bias(p.bias_off + batch * p.bias_bs + (BIAS_MODE == 1u ? gn : gm)) : 0.0;
+  return og_epilogue_apply(p.alpha, acc, has_c, p.beta, c, has_bias, bias, int(ACTIVATION), p.slope);
 }
 // D element `at` (an element index of D's buffer) in D's dtype.
 void store_d(uint at, float v) {

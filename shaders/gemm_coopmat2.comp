@@ -20,7 +20,7 @@
 //  - one coopMatMulAdd.
 // Epilogue: coopMatPerElementNV computes alpha * acc + beta * C + bias and the activation per
 // element (the same epilogue_value as the other shaders); then D is written per element (any
-// strides, rounded to nearest even by encode_f16/encode_bf16), or, for f32 D with contiguous
+// strides, rounded to nearest even by omnigemm/epilogue.h), or, for f32 D with contiguous
 // aligned rows, with one clamped coopMatStoreTensorNV.
 //
 // Multiplicand type: as in gemm_coopmat.comp, MUL_T (float16_t) appears ONLY as the A/B
@@ -156,7 +156,9 @@ float store_op(const in uint r, const in uint c, const in float v, const in uint
 }
 
 void main() {
-  const OgTile tile = og_grouped_tile(int(gl_WorkGroupID.x + p.pid_base), int(p.num_pid_m), int(p.num_pid_n), GROUP_M);
+  // One workgroup per work item of one batch (no split-K: one slice), from the shared scheduler;
+  // the host dispatches the items in chunks from pid_base and the batches along z.
+  const OgWork tile = og_work_item(int(gl_WorkGroupID.x + p.pid_base), int(p.num_pid_m), int(p.num_pid_n), GROUP_M, 1);
   const uint batch = gl_WorkGroupID.z + p.batch_base;
   m0 = uint(tile.pid_m) * BLOCK_M;
   n0 = uint(tile.pid_n) * BLOCK_N;

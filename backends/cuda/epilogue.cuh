@@ -1,9 +1,14 @@
 // The CUDA kernels' shared pieces: element decoding (the semantics of omnigemm/numeric.hpp),
-// operand views, and the fused epilogue D = act(alpha * acc + beta * C + bias).
+// operand views, and the fused epilogue D = act(alpha * acc + beta * C + bias), whose math is
+// omnigemm/epilogue.h (shared with the CPU backend, the GLSL shaders and the test reference).
+// Outputs are rounded by the hardware conversions (__float2half_rn, __float2bfloat16_rn and
+// their paired forms): round to nearest even, the same bits as epilogue.h's conversions for
+// every non-NaN value.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "omnigemm/epilogue.h"
 #include "omnigemm/omnigemm.h"
 
 namespace omnigemm::detail::cuda {
@@ -42,16 +47,6 @@ __device__ __forceinline__ void store_pair(og_dtype t, void* base, long long i, 
   else *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(base) + i) = __floats2bfloat162_rn(v0, v1);
 }
 
-__device__ __forceinline__ float activate(og_activation a, float x, float slope) {
-  switch (a) {
-    case OG_ACT_RELU: return x > 0.0f ? x : 0.0f;
-    case OG_ACT_LEAKY_RELU: return x >= 0.0f ? x : slope * x;
-    case OG_ACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
-    case OG_ACT_SILU: return x / (1.0f + expf(-x));
-    default: return x;
-  }
-}
-
 struct OperandArgs {
   const void* ptr;
   og_dtype dtype;
@@ -75,13 +70,18 @@ struct EpilogueArgs {
   bool d_vector_cols;
 };
 
+// The bias term of output element (gm, gn) (0 without bias: og_epilogue_sum then skips it).
+__device__ __forceinline__ float bias_value(const EpilogueArgs& e, long long batch, int gm, int gn) {
+  if (e.bias_mode == OG_BIAS_PER_N) return load(e.bias_dtype, e.bias, batch * e.bias_bs + gn);
+  if (e.bias_mode == OG_BIAS_PER_M) return load(e.bias_dtype, e.bias, batch * e.bias_bs + gm);
+  return 0.0f;
+}
+
 // act(alpha * acc + beta * C + bias) for output element (gm, gn) of batch `batch`.
 __device__ __forceinline__ float epilogue_value(const EpilogueArgs& e, long long batch, int gm, int gn, float acc) {
-  float v = e.alpha * acc;
-  if (e.has_c) v += e.beta * load(e.c.dtype, e.c.ptr, batch * e.c.bs + gm * e.c.sr + gn * e.c.sc);
-  if (e.bias_mode == OG_BIAS_PER_N) v += load(e.bias_dtype, e.bias, batch * e.bias_bs + gn);
-  else if (e.bias_mode == OG_BIAS_PER_M) v += load(e.bias_dtype, e.bias, batch * e.bias_bs + gm);
-  return activate(e.act, v, e.slope);
+  const float c = e.has_c ? load(e.c.dtype, e.c.ptr, batch * e.c.bs + gm * e.c.sr + gn * e.c.sc) : 0.0f;
+  return og_epilogue_apply(e.alpha, acc, e.has_c, e.beta, c, e.bias_mode != OG_BIAS_NONE, bias_value(e, batch, gm, gn),
+                     int(e.act), e.slope);
 }
 
 __device__ __forceinline__ void epilogue_store(const EpilogueArgs& e, long long batch, int gm, int gn, float acc) {
@@ -112,10 +112,9 @@ __device__ __forceinline__ void epilogue_store_quad(const EpilogueArgs& e, long 
   float v[4] = {acc.x, acc.y, acc.z, acc.w};
 #pragma unroll
   for (int q = 0; q < 4; ++q) {
-    float x = e.alpha * v[q];
-    if (e.bias_mode == OG_BIAS_PER_N) x += load(e.bias_dtype, e.bias, batch * e.bias_bs + gn + q);
-    else if (e.bias_mode == OG_BIAS_PER_M) x += load(e.bias_dtype, e.bias, batch * e.bias_bs + gm);
-    v[q] = e.act == OG_ACT_NONE ? x : activate(e.act, x, e.slope);
+    const float x = og_epilogue_sum(e.alpha, v[q], false, 0.0f, 0.0f, e.bias_mode != OG_BIAS_NONE,
+                                    bias_value(e, batch, gm, gn + q));
+    v[q] = e.act == OG_ACT_NONE ? x : og_activate(int(e.act), x, e.slope);
   }
   const long long i = batch * e.d.bs + gm * e.d.sr + gn;
   if (e.d.dtype == OG_DTYPE_F32) {

@@ -21,7 +21,9 @@ __global__ void gemm_generic(GenericArgs p) {
   const int bm = p.block_m, bn = p.block_n, bk = p.block_k;
   float* a_tile = smem;            // [bk][bm]
   float* b_tile = smem + bk * bm;  // [bk][bn]
-  const OgTile tile = og_grouped_tile(int(blockIdx.x), p.num_pid_m, p.num_pid_n, p.group_m);
+  // One block per work item of one batch (no split-K: one slice), from the shared scheduler;
+  // the batch is grid z (launched in chunks from batch_base).
+  const OgWork tile = og_work_item(int(blockIdx.x), p.num_pid_m, p.num_pid_n, p.group_m, 1);
   const long long batch = blockIdx.z + p.batch_base;
   const int m0 = tile.pid_m * bm, n0 = tile.pid_n * bn;
   const int cols = bn / 4, tid = int(threadIdx.x), threads = int(blockDim.x);

@@ -1,6 +1,8 @@
 // Test support shared by every backend's tests: host matrices of any dtype filled with fresh
 // random values, a float64 reference GEMM with the full epilogue, NaN poisoning of outputs and
-// the per-dtype tolerances (see tolerance() for their justification).
+// the per-dtype tolerances (see tolerance() for their justification). The reference's epilogue
+// is omnigemm/epilogue.h evaluated in float64 (its double overloads): the same formulas every
+// backend evaluates in f32, checked against independent float64 formulas in test_epilogue.cpp.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "omnigemm/epilogue.h"
 #include "omnigemm/numeric.hpp"
 #include "omnigemm/omnigemm.hpp"
 
@@ -121,15 +124,8 @@ struct EpilogueSpec {
   BiasMode bias_mode = BiasMode::none;
 };
 
-inline double activate_ref(Activation a, double x, double slope) {
-  switch (a) {
-    case Activation::relu: return x > 0 ? x : 0;
-    case Activation::leaky_relu: return x >= 0 ? x : slope * x;
-    case Activation::gelu_tanh: return 0.5 * x * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-    case Activation::silu: return x / (1 + std::exp(-x));
-    default: return x;
-  }
-}
+// Activation `a` in float64 (omnigemm/epilogue.h's formulas).
+inline double activate_ref(Activation a, double x, double slope) { return og_activate(int(a), x, slope); }
 
 // float64 reference of D for every batch, as a dense [batch][M][N] array, plus the magnitude of
 // the epilogue's terms per element, |alpha * acc| + |beta * c| + |bias|: the epilogue and the
@@ -164,14 +160,13 @@ inline Reference reference_gemm(const HostMatrix& A, const HostMatrix& B, const 
           const double* b_col = &bt_op[size_t(j * K)];
           double acc = 0;
           for (int64_t k = 0; k < K; ++k) acc += a_row[k] * b_col[k];
-          double v = e.alpha * acc, mag = std::fabs(v);
-          auto add = [&](double term) { v += term; mag += std::fabs(term); };
-          if (C && e.beta != 0.0f) add(double(e.beta) * C->get(C->batches > 1 ? b : 0, i, j));
-          if (bias && e.bias_mode == BiasMode::per_n) add((*bias)[size_t(j)]);
-          if (bias && e.bias_mode == BiasMode::per_m) add((*bias)[size_t(i)]);
+          const bool has_c = C && e.beta != 0.0f, has_bias = bias && e.bias_mode != BiasMode::none;
+          const double c = has_c ? C->get(C->batches > 1 ? b : 0, i, j) : 0.0;
+          const double bias_term = has_bias ? double((*bias)[size_t(e.bias_mode == BiasMode::per_n ? j : i)]) : 0.0;
+          const double v = og_epilogue_sum(double(e.alpha), acc, has_c, double(e.beta), c, has_bias, bias_term);
           const size_t o = size_t((b * M + i) * N + j);
-          ref[o] = activate_ref(e.act, v, e.slope);
-          ref.magnitude[o] = mag;
+          ref[o] = og_activate(int(e.act), v, double(e.slope));
+          ref.magnitude[o] = std::fabs(double(e.alpha) * acc) + std::fabs(double(e.beta) * c) + std::fabs(bias_term);
         }
     };
     if (threads == 1 || M * N * K < (int64_t(1) << 22)) {

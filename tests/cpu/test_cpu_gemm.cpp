@@ -1,6 +1,7 @@
 // CPU backend: every dtype, layout, transpose, batch form, epilogue and edge shape against the
 // float64 reference of gemm_check.hpp; each micro-kernel this CPU supports (selected with a
-// forced config "-x1/-x2/-x3" or OMNIGEMM_CPU_KERNEL); multi-threaded runs and concurrent
+// forced config's form, "packed:...-scalar" / "-avx2" / "-avx512", or OMNIGEMM_CPU_KERNEL);
+// multi-threaded runs and concurrent
 // calls on one context.
 #include <doctest/doctest.h>
 
@@ -128,21 +129,22 @@ EpilogueSpec random_epilogue() {
   return e;
 }
 
-// The micro-kernels, their tile shapes (MR x NR, from backends/cpu/cpu_kernels.hpp) and names.
+// The micro-kernels, their names (a forced config's form) and tile shapes (MR x NR, from
+// backends/cpu/cpu_kernels.hpp).
 struct KernelInfo {
-  int extra;
   const char* name;
   int mr, nr;
 };
-const KernelInfo kKernels[] = {{1, "scalar", 4, 8}, {2, "avx2", 6, 16}, {3, "avx512", 14, 32}};
+const KernelInfo kKernels[] = {{"scalar", 4, 8}, {"avx2", 6, 16}, {"avx512", 14, 32}};
 
 bool cpu_supports(const KernelInfo& k) {
+  const std::string name = k.name;
 #if defined(__x86_64__) || defined(__i386__)
-  if (k.extra == 2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (k.extra == 3) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  if (name == "avx2") return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (name == "avx512") return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
   return true;
 #else
-  return k.extra == 1;
+  return name == "scalar";
 #endif
 }
 
@@ -303,7 +305,7 @@ TEST_CASE("cpu: in place, C is D") {
   }
 }
 
-TEST_CASE("cpu: each micro-kernel on edge shapes around MR, NR and KC (forced config -x1/-x2/-x3)") {
+TEST_CASE("cpu: each micro-kernel on edge shapes around MR, NR and KC (forced config packed:...-<kernel>)") {
   Context ctx = make_context();
   for (const KernelInfo& kern : kKernels) {
     if (!cpu_supports(kern)) {
@@ -313,8 +315,8 @@ TEST_CASE("cpu: each micro-kernel on edge shapes around MR, NR and KC (forced co
     CAPTURE(std::string(kern.name));
     // Small blocks so that M > MC, N > NC and K > KC happen on small problems.
     const int kc = 16;
-    const std::string config = std::to_string(2 * kern.mr) + "x" + std::to_string(2 * kern.nr) + "x" +
-                               std::to_string(kc) + "-g1-s1-w1-x" + std::to_string(kern.extra);
+    const std::string config = "packed:" + std::to_string(2 * kern.mr) + "x" + std::to_string(2 * kern.nr) + "x" +
+                               std::to_string(kc) + "-g1-s1-w1-" + kern.name;
     const int64_t ms[] = {1, kern.mr - 1, kern.mr, kern.mr + 1, 2 * kern.mr + 3, 5 * kern.mr - 1};
     const int64_t ns[] = {1, kern.nr - 1, kern.nr + 1, 2 * kern.nr, 3 * kern.nr + 5};
     const int64_t ks[] = {1, kc - 1, kc, kc + 1, 3 * kc + 7};
@@ -335,7 +337,7 @@ TEST_CASE("cpu: each micro-kernel on edge shapes around MR, NR and KC (forced co
       Case c;
       c.m = 3 * kern.mr + 1; c.n = 2 * kern.nr + 3; c.k = k;
       c.epi.beta = 1.0f;
-      c.config = "224x2048x512-g1-s1-w1-x" + std::to_string(kern.extra);
+      c.config = std::string("packed:224x2048x512-g1-s1-w1-") + kern.name;
       run_case(ctx, c);
     }
   }
@@ -373,12 +375,12 @@ TEST_CASE("cpu: OMNIGEMM_CPU_KERNEL selects the micro-kernel at context creation
 
 TEST_CASE("cpu: forced configs the backend cannot run are refused by name") {
   Context ctx = make_context();
-  Status s = run_probe(ctx, Dtype::f32, "32x32x32-g1-s1-w1-x9");
+  Status s = run_probe(ctx, Dtype::f32, "packed:32x32x32-g1-s1-w1-sse9");
   CHECK(s.code == StatusCode::unsupported);
   CHECK(s.message.find("micro-kernel") != std::string::npos);
   for (const KernelInfo& kern : kKernels) {
     if (cpu_supports(kern)) continue;
-    s = run_probe(ctx, Dtype::f32, "32x32x32-g1-s1-w1-x" + std::to_string(kern.extra));
+    s = run_probe(ctx, Dtype::f32, std::string("packed:32x32x32-g1-s1-w1-") + kern.name);
     CHECK(s.code == StatusCode::unsupported);
     CHECK(s.message.find(kern.name) != std::string::npos);
   }

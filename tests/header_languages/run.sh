@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# ctest "header_languages": the one tile scheduler header must compile as C++ (the core tests
-# do that), CUDA, HIP and GLSL. A language whose compiler is missing here is reported by name
-# as SKIPPED; every compiler that is present must accept it.
+# ctest "header_languages": the tile scheduler and epilogue headers must compile as C++ (the
+# core tests do that), CUDA, HIP and GLSL. A language whose compiler is missing here is reported
+# by name as SKIPPED; every compiler that is present must accept it.
 #   usage: run.sh <include dir> <this dir>
 set -uo pipefail
 inc="$1"; here="$2"

@@ -183,7 +183,9 @@ template <class S>
 __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) gemm_mma_sync(KernelArgs p) {
   using T = typename S::T;
   extern __shared__ __align__(128) unsigned char smem[];
-  const OgTile tile = og_grouped_tile(int(blockIdx.x), p.num_pid_m, p.num_pid_n, p.group_m);
+  // One block per work item of one batch (no split-K: one slice), from the shared scheduler;
+  // the batch is grid z (launched in chunks from batch_base).
+  const OgWork tile = og_work_item(int(blockIdx.x), p.num_pid_m, p.num_pid_n, p.group_m, 1);
   const long long batch = blockIdx.z + p.batch_base;
   const int m0 = tile.pid_m * S::BLOCK_M, n0 = tile.pid_n * S::BLOCK_N;
   const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;

@@ -83,11 +83,13 @@ struct Shape {
   static constexpr int kAccRegs = WG_M * CONSUMER_N / 2;  // accumulators per consumer thread
   static_assert(kAccRegs <= 144, "accumulators beyond the consumer register budget");
   static_assert(!SPLIT_PAIRS || (!PINGPONG && CLUSTER_M == 1), "split-K pairs are cooperative clusters of their own");
-  // Programs per cluster: a multicast tile group, or the two K slices of a split-K pair.
-  static constexpr int kClusterSize = CLUSTER_M * (SPLIT_PAIRS ? 2 : 1);
+  // Programs per cluster: a multicast tile group (CLUSTER_M), or the two K slices of a split-K
+  // pair (CLUSTER_K), as the shared scheduler's cluster grouping lays them out.
+  static constexpr int CLUSTER_K = SPLIT_PAIRS ? 2 : 1;
+  static constexpr int kClusterSize = CLUSTER_M * CLUSTER_K;
   // Work items of a launch: tile groups (one cluster's at a time); a pair's two slices are one.
   __host__ __device__ static int work_count(int num_pid_m, int num_pid_n, int split_k, int batch) {
-    return og_work_count((num_pid_m + CLUSTER_M - 1) / CLUSTER_M, num_pid_n, SPLIT_PAIRS ? 1 : split_k, batch);
+    return og_cluster_work_count(og_cluster_grid(num_pid_m, num_pid_n, 1, split_k, CLUSTER_M, CLUSTER_K), batch);
   }
   // Registers per thread after setmaxnreg (128 x producer + 256 x consumer <= 64K): the 144
   // accumulators of 192x192 take 8 more per consumer thread from the producer warpgroup.
@@ -382,19 +384,18 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   // next to their 144 accumulators that made ptxas spill 36 bytes.
   const int warpgroup = S::SPLIT_N ? int(threadIdx.x) / 128 : __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0);
   // Work items are groups of CLUSTER_M vertically adjacent tiles, one group per cluster, or
-  // (split-K pairs) tiles whose two K slices run in the two programs of a cluster.
+  // (split-K pairs) tiles whose two K slices run in the two programs of a cluster: the shared
+  // scheduler's cluster grouping gives each program its tile and K slice (item.pid_m is this
+  // program's tile row; beyond M for the second tile of a short last group).
   const int rank = S::kClusterSize > 1 ? int(cluster_rank()) : 0;
-  const int rank_m = S::CLUSTER_M > 1 ? rank : 0;  // which tile of the group
+  const int rank_m = S::CLUSTER_M > 1 ? rank : 0, rank_k = S::CLUSTER_K > 1 ? rank : 0;  // never both
   const int cluster = int(blockIdx.x) / S::kClusterSize, clusters = int(gridDim.x) / S::kClusterSize;
-  const int pid_groups_m = (p.num_pid_m + S::CLUSTER_M - 1) / S::CLUSTER_M;
-  const int group_m = S::CLUSTER_M > 1 ? (p.group_m + 1) / 2 : p.group_m;
-  const int item_split_k = S::SPLIT_PAIRS ? 1 : p.split_k;  // a pair's two slices are one work item
-  const int total_work = S::work_count(p.num_pid_m, p.num_pid_n, p.split_k, p.batch);
-  auto work_item = [&](int w) {
-    OgWork item = og_work_item(w, pid_groups_m, p.num_pid_n, group_m, item_split_k);
-    if constexpr (S::SPLIT_PAIRS) item.k_slice = rank;
-    return item;
-  };
+  // A pair's split_k is 2 (the launcher checks): as a constant, the item arithmetic folds.
+  const int split_k = S::SPLIT_PAIRS ? 2 : p.split_k;
+  const OgClusterGrid work_grid =
+      og_cluster_grid(p.num_pid_m, p.num_pid_n, p.group_m, split_k, S::CLUSTER_M, S::CLUSTER_K);
+  const int total_work = og_cluster_work_count(work_grid, p.batch);
+  auto work_item = [&](int w) { return og_cluster_work_item(work_grid, w, rank_m, rank_k); };
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < p.stages; ++s) {
@@ -434,9 +435,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       unsigned phase = 0;
       for (int w = og_persistent_first(cluster); w < total_work; w = og_persistent_next(w, clusters)) {
         const OgWork item = work_item(w);
-        const int m0 = (item.pid_m * S::CLUSTER_M + rank_m) * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
+        const int m0 = item.pid_m * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
         int kt_begin, kt_end;
-        og_split_k_range(p.k_tiles, p.split_k, item.k_slice, kt_begin, kt_end);
+        og_split_k_range(p.k_tiles, split_k, item.k_slice, kt_begin, kt_end);
         for (int kt = kt_begin; kt < kt_end; ++kt) {
           mbar_wait(&empty[stage], phase ^ 1u);  // a fresh barrier counts as released
           mbar_expect_tx(&full[stage], S::kStageBytes);
@@ -519,7 +520,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       for (int w = og_persistent_first(cluster); w < total_work; w = og_persistent_next(w, clusters), ++j) {
         const OgWork item = work_item(w);
         int kt_begin, kt_end;
-        og_split_k_range(p.k_tiles, p.split_k, item.k_slice, kt_begin, kt_end);
+        og_split_k_range(p.k_tiles, split_k, item.k_slice, kt_begin, kt_end);
         const int item_k_tiles = kt_end - kt_begin;
         if (S::PINGPONG && (j & 1) != consumer) {  // the other consumer's item
           const int laps = item_k_tiles / p.stages;
@@ -578,7 +579,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         if (previous >= 0 && lane == 0) release(&empty[previous]);
 
         // A tile of a cluster's group beyond M (odd tile count) computes zeros and stores nothing.
-        const int pid_m = item.pid_m * S::CLUSTER_M + rank_m;
+        const int pid_m = item.pid_m;
         if constexpr (S::SPLIT_PAIRS) {
           if (consumer != rank) {  // the other program's consumer finishes these rows
             exchange.send(acc, chunks, unsigned(rank ^ 1), t);
@@ -586,7 +587,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           }
           exchange.receive(acc, chunks, consumer, t);
         } else if (p.split_k > 1) {
-          const long long tile = ((long long)item.batch * pid_groups_m * S::CLUSTER_M + pid_m) * p.num_pid_n + item.pid_n;
+          const int rows = work_grid.groups_m * S::CLUSTER_M;  // tile rows, padded to whole groups
+          const long long tile = ((long long)item.batch * rows + pid_m) * p.num_pid_n + item.pid_n;
           if (!reduce_slices<S>(acc, p, tile * S::kTileConsumers + (S::PINGPONG ? 0 : consumer), item.k_slice, consumer, t))
             continue;  // another slice of this tile finishes it
         }

@@ -67,6 +67,12 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
                : "memory");
 }
 
+// The plain GEMM's epilogue (omnigemm/epilogue.h without C, bias or activation): alpha * acc.
+__device__ __forceinline__ float plain_value(float alpha, float acc) {
+  return og_epilogue_sum(alpha, acc, false, 0.0f, 0.0f, false, 0.0f);
+}
+
+// Two outputs rounded to 16 bits by the hardware conversion (epilogue.h's rounding), packed.
 template <bool BF16>
 __device__ __forceinline__ uint32_t pack_pair(float x0, float x1) {
   if constexpr (BF16) {
@@ -184,7 +190,7 @@ __device__ __forceinline__ void pack_chunk(const float (&acc)[WG_M][BLOCK_N / 2]
                                            uint32_t (&regs)[COLS / 4]) {
   const float* from = &acc[index / (BLOCK_N / COLS)][index % (BLOCK_N / COLS) * (COLS / 2)];
 #pragma unroll
-  for (int q = 0; q < COLS / 4; ++q) regs[q] = pack_pair<BF16>(alpha * from[2 * q], alpha * from[2 * q + 1]);
+  for (int q = 0; q < COLS / 4; ++q) regs[q] = pack_pair<BF16>(plain_value(alpha, from[2 * q]), plain_value(alpha, from[2 * q + 1]));
 }
 
 template <int BLOCK_N>

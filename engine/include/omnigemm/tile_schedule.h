@@ -9,6 +9,14 @@
  *   work_id in [0, batch_count * split_k * num_pid_m * num_pid_n)
  *   batch  = outermost, then the split-K slice, then the output tile in GROUPED order, so that
  *   consecutive programs share A row-panels and B column-panels in L2.
+ * Who uses what:
+ *   - one program per work item (CUDA generic and sm80 kernels, the GLSL shaders): og_work_item
+ *     of the program's index within a batch (the batch comes from another grid dimension);
+ *   - persistent programs (the Hopper kernel): og_persistent_first / og_persistent_next over
+ *     og_work_count items, og_persistent_grid programs; programs grouped in clusters take
+ *     og_cluster_work_item / og_cluster_work_count of an og_cluster_grid instead;
+ *   - K slices: og_split_k_range; the same even split hands ranges of panels and batches to
+ *     the CPU backend's threads, whose thread grids map through og_work_item as well.
  * Callers keep every count below 2^31 (the engine validates this before launching).
  */
 #ifndef OMNIGEMM_TILE_SCHEDULE_H
@@ -18,6 +26,8 @@
 #define OG_GLSL 1
 #endif
 
+/* The language shims (omnigemm/epilogue.h defines the same; whichever comes first does). */
+#ifndef OG_FUNC
 #ifdef OG_GLSL
 #define OG_FUNC
 #define OG_OUT(T) out T
@@ -28,6 +38,7 @@
 #define OG_FUNC static inline
 #endif
 #define OG_OUT(T) T&
+#endif
 #endif
 
 struct OgTile {
@@ -65,14 +76,14 @@ OG_FUNC int og_work_count(int num_pid_m, int num_pid_n, int split_k, int batch_c
   return num_pid_m * num_pid_n * split_k * batch_count;
 }
 
-OG_FUNC OgWork og_work_item(int work_id, int num_pid_m, int num_pid_n, int group_m,
-                                   int split_k) {
+/* Work item `work_id` of a launch: its batch, split-K slice and tile (see the header comment). */
+OG_FUNC OgWork og_work_item(int work_id, int num_pid_m, int num_pid_n, int group_m, int split_k) {
   int tiles = num_pid_m * num_pid_n;
   int per_batch = tiles * split_k;
   OgWork w;
   w.batch = work_id / per_batch;
   int rest = work_id - w.batch * per_batch;
-  w.k_slice = rest / tiles;
+  w.k_slice = split_k > 1 ? rest / tiles : 0; /* no division where split_k is a constant 1 */
   OgTile t = og_grouped_tile(rest - w.k_slice * tiles, num_pid_m, num_pid_n, group_m);
   w.pid_m = t.pid_m;
   w.pid_n = t.pid_n;
@@ -80,8 +91,9 @@ OG_FUNC OgWork og_work_item(int work_id, int num_pid_m, int num_pid_n, int group
 }
 
 /* The K-tiles [begin, end) of slice `k_slice` when k_tiles BLOCK_K-steps are split split_k
- * ways as evenly as possible (slice sizes differ by at most one; a slice may be empty only when
- * split_k > k_tiles). */
+ * ways as evenly as possible (slice sizes differ by at most one, the larger ones first; a slice
+ * may be empty only when split_k > k_tiles). Any count splits this way: the CPU backend hands
+ * its threads panels and batches with it. */
 OG_FUNC void og_split_k_range(int k_tiles, int split_k, int k_slice, OG_OUT(int) begin,
                               OG_OUT(int) end) {
   int base = k_tiles / split_k;
@@ -100,6 +112,53 @@ OG_FUNC int og_persistent_next(int work_id, int num_programs) { return work_id +
 /* Grid size for a persistent launch: no more programs than work items. */
 OG_FUNC int og_persistent_grid(int total_work, int max_resident_programs) {
   return og_imin(total_work, max_resident_programs);
+}
+
+/* Clusters. A cluster of cluster_m * cluster_k programs takes one work item at a time: a group
+ * of cluster_m vertically adjacent tiles (same columns, so they can share B), each tile's K
+ * range in cluster_k adjacent slices (a split-K pair: cluster_k = 2). The groups are walked in
+ * the grouped order of a grid of ceil(num_pid_m / cluster_m) x num_pid_n groups with
+ * ceil(group_m / cluster_m) group rows per GROUP_M window, which covers about the same tile rows
+ * as an unclustered launch's windows. og_cluster_grid describes that grid once per launch (so
+ * a persistent program does not recompute it per item); cluster_m = cluster_k = 1 makes
+ * og_cluster_work_item og_work_item. */
+struct OgClusterGrid {
+  int groups_m;  /* tile groups per column: ceil(num_pid_m / cluster_m) */
+  int num_pid_n;
+  int group_m;   /* group rows per grouped window: ceil(group_m / cluster_m) */
+  int split_k;   /* slice groups per tile: split_k / cluster_k */
+  int cluster_m;
+  int cluster_k;
+};
+
+/* split_k must be a multiple of cluster_k. */
+OG_FUNC OgClusterGrid og_cluster_grid(int num_pid_m, int num_pid_n, int group_m, int split_k, int cluster_m,
+                                      int cluster_k) {
+  OgClusterGrid g;
+  g.groups_m = og_cdiv(num_pid_m, cluster_m);
+  g.num_pid_n = num_pid_n;
+  g.group_m = og_cdiv(group_m, cluster_m);
+  g.split_k = split_k / cluster_k;
+  g.cluster_m = cluster_m;
+  g.cluster_k = cluster_k;
+  return g;
+}
+
+/* Work items (one per cluster at a time) of a launch of batch_count batches. */
+OG_FUNC int og_cluster_work_count(OgClusterGrid g, int batch_count) {
+  return og_work_count(g.groups_m, g.num_pid_n, g.split_k, batch_count);
+}
+
+/* The cluster's program (rank_m, rank_k), rank_m < cluster_m, rank_k < cluster_k (the caller
+ * maps its hardware cluster rank to these; apart, they need no division where the cluster
+ * shape is a constant), gets tile row pid_m * cluster_m + rank_m and slice k_slice * cluster_k +
+ * rank_k of split_k. Where num_pid_m is not a multiple of cluster_m, the last group's extra
+ * programs get tile rows >= num_pid_m: they must store nothing. */
+OG_FUNC OgWork og_cluster_work_item(OgClusterGrid g, int work_id, int rank_m, int rank_k) {
+  OgWork w = og_work_item(work_id, g.groups_m, g.num_pid_n, g.group_m, g.split_k);
+  w.pid_m = w.pid_m * g.cluster_m + rank_m;
+  w.k_slice = w.k_slice * g.cluster_k + rank_k;
+  return w;
 }
 
 #endif /* OMNIGEMM_TILE_SCHEDULE_H */

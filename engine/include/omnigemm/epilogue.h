@@ -1,0 +1,139 @@
+/* The one epilogue of OmniGEMM: D = act(alpha * acc + beta * C + bias), rounded to D's type.
+ *
+ * Like tile_schedule.h, this header compiles as C++ (host), CUDA, HIP and GLSL (via
+ * GL_GOOGLE_include_directive), so every backend and the test reference compute the same
+ * thing: the CPU backend, the CUDA kernels (backends/cuda/epilogue.cuh), the GLSL shaders
+ * (shaders/gemm_common.glsl) and tests/common/gemm_check.hpp. The same subset: 32-bit ints,
+ * no pointers, no constructors, `OG_FUNC` functions, no names with two consecutive underscores.
+ *
+ * What it defines:
+ *  - the activations and og_epilogue_sum / og_epilogue_apply, written once in epilogue_formulas.h
+ *    over a real type: float in every language, and (C++, CUDA, HIP only) double, which the
+ *    float64 test reference evaluates;
+ *  - the rounding of an f32 result to f16 / bf16 bits, round to nearest even, bit-exact with
+ *    omnigemm/numeric.hpp (f32_to_f16, f32_to_bf16) on every input. A backend may use a
+ *    hardware conversion in a hot path instead where it is the same rounding on every non-NaN
+ *    input (CUDA's __float2half_rn / __float2bfloat16_rn and their paired forms; they return a
+ *    NaN, not necessarily the same NaN bits, for a NaN);
+ *  - the numeric codes of activations, bias modes and output dtypes, equal to og_activation,
+ *    og_bias_mode and og_dtype of omnigemm.h (GLSL cannot include that header; the values are
+ *    checked against it in tests/core/test_epilogue.cpp).
+ */
+#ifndef OMNIGEMM_EPILOGUE_H
+#define OMNIGEMM_EPILOGUE_H
+
+#if defined(GL_core_profile) || defined(GL_ES) || defined(VULKAN)
+#define OG_GLSL 1
+#endif
+
+/* The language shims, as in tile_schedule.h (whichever header comes first defines them). */
+#ifndef OG_FUNC
+#ifdef OG_GLSL
+#define OG_FUNC
+#define OG_OUT(T) out T
+#else
+#if defined(__CUDACC__) || defined(__HIP__) || defined(__HIPCC__)
+#define OG_FUNC static inline __host__ __device__
+#else
+#define OG_FUNC static inline
+#endif
+#define OG_OUT(T) T&
+#endif
+#endif
+
+/* og_activation */
+#define OG_EPI_ACT_NONE 0
+#define OG_EPI_ACT_RELU 1
+#define OG_EPI_ACT_LEAKY_RELU 2
+#define OG_EPI_ACT_GELU_TANH 3
+#define OG_EPI_ACT_SILU 4
+/* og_bias_mode */
+#define OG_EPI_BIAS_NONE 0
+#define OG_EPI_BIAS_PER_N 1 /* bias[column] */
+#define OG_EPI_BIAS_PER_M 2 /* bias[row] */
+/* og_dtype of D */
+#define OG_EPI_DTYPE_F32 0
+#define OG_EPI_DTYPE_F16 1
+#define OG_EPI_DTYPE_BF16 2
+
+#ifdef OG_GLSL
+#define og_uint uint
+#define og_float_bits(f) floatBitsToUint(f)
+#else
+#include <math.h>
+#include <string.h>
+typedef unsigned int og_uint;
+OG_FUNC og_uint og_float_bits(float f) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __float_as_uint(f);
+#else
+  og_uint x;
+  memcpy(&x, &f, sizeof x);
+  return x;
+#endif
+}
+#endif
+
+/* The formulas over float, in every language. */
+#define OG_REAL float
+#ifdef OG_GLSL
+#define OG_TANH tanh
+#define OG_EXP exp
+#else
+#define OG_TANH tanhf
+#define OG_EXP expf
+#endif
+#include "epilogue_formulas.h"
+#undef OG_REAL
+#undef OG_TANH
+#undef OG_EXP
+
+/* The same formulas over double (overloads), for the float64 reference. */
+#ifndef OG_GLSL
+#define OG_REAL double
+#define OG_TANH tanh
+#define OG_EXP exp
+#include "epilogue_formulas.h"
+#undef OG_REAL
+#undef OG_TANH
+#undef OG_EXP
+#endif
+
+/* f32 -> f16 bits, round to nearest even: overflow (|f| >= 65520) to inf, NaN to a quiet NaN
+ * with f's sign (0x7e00), subnormal results rounded on the 2^-24 grid in integer arithmetic. */
+OG_FUNC og_uint og_f32_to_f16_bits(float f) {
+  og_uint x = og_float_bits(f);
+  og_uint sign = (x >> 16) & 0x8000u;
+  x &= 0x7fffffffu;
+  if (x >= 0x7f800000u) return sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u);
+  if (x >= 0x47800000u) return sign | 0x7c00u; /* >= 65536 */
+  if (x < 0x38800000u) {                       /* below 2^-14: an f16 subnormal or zero */
+    /* |f| = mant * 2^(e - 150) with the implicit bit in mant; in units of 2^-24 that is
+     * mant >> (126 - e), rounded on the bits shifted out. */
+    og_uint shift = 126u - (x >> 23);
+    if (shift > 24u) return sign; /* |f| < 2^-25: rounds to zero */
+    og_uint mant = (x & 0x7fffffu) | 0x800000u;
+    og_uint q = mant >> shift;
+    og_uint rem = mant & ((1u << shift) - 1u);
+    og_uint tie = 1u << (shift - 1u);
+    if (rem > tie || (rem == tie && (q & 1u) != 0u)) q += 1u; /* may carry into the smallest normal */
+    return sign | q;
+  }
+  og_uint odd = (x >> 13) & 1u;
+  x += 0xc8000fffu + odd; /* rebias by (15 - 127) << 23 (mod 2^32) and round half to even */
+  return sign | (x >> 13); /* a carry into exponent 31 is inf, as it should be */
+}
+
+/* f32 -> bf16 bits, round to nearest even; NaN stays NaN (quieted), overflow goes to inf. */
+OG_FUNC og_uint og_f32_to_bf16_bits(float f) {
+  og_uint x = og_float_bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;
+  return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+}
+
+/* The 16 bits of an f16 (dtype OG_EPI_DTYPE_F16) or bf16 (otherwise) output. */
+OG_FUNC og_uint og_f32_to_16bit(int dtype, float f) {
+  return dtype == OG_EPI_DTYPE_F16 ? og_f32_to_f16_bits(f) : og_f32_to_bf16_bits(f);
+}
+
+#endif /* OMNIGEMM_EPILOGUE_H */
