@@ -29,15 +29,15 @@ using AccBlock = std::conditional_t<MFMA == 32, float16_t, float4_t>;
 // elements are half `half` of a Vec8 read by read_operand.
 template <int MFMA, bool BF16>
 __device__ __forceinline__ AccBlock<MFMA> mfma_step(const Vec8& a, const Vec8& b, int half, AccBlock<MFMA> acc) {
-  unsigned long long a64, b64;
-  __builtin_memcpy(&a64, &a.h[4 * half], 8);
-  __builtin_memcpy(&b64, &b.h[4 * half], 8);
+  typedef unsigned short u16x4 __attribute__((vector_size(8)));
+  const u16x4 a4 = half ? __builtin_shufflevector(a, a, 4, 5, 6, 7) : __builtin_shufflevector(a, a, 0, 1, 2, 3);
+  const u16x4 b4 = half ? __builtin_shufflevector(b, b, 4, 5, 6, 7) : __builtin_shufflevector(b, b, 0, 1, 2, 3);
   if constexpr (BF16) {
-    const short4_t x = __builtin_bit_cast(short4_t, a64), y = __builtin_bit_cast(short4_t, b64);
+    const short4_t x = __builtin_bit_cast(short4_t, a4), y = __builtin_bit_cast(short4_t, b4);
     if constexpr (MFMA == 32) return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(x, y, acc, 0, 0, 0);
     else return __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(x, y, acc, 0, 0, 0);
   } else {
-    const half4_t x = __builtin_bit_cast(half4_t, a64), y = __builtin_bit_cast(half4_t, b64);
+    const half4_t x = __builtin_bit_cast(half4_t, a4), y = __builtin_bit_cast(half4_t, b4);
     if constexpr (MFMA == 32) return __builtin_amdgcn_mfma_f32_32x32x8f16(x, y, acc, 0, 0, 0);
     else return __builtin_amdgcn_mfma_f32_16x16x16f16(x, y, acc, 0, 0, 0);
   }

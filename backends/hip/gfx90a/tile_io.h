@@ -13,17 +13,13 @@
 
 namespace omnigemm::hip {
 
-// 8 16-bit elements: one dwordx4 / ds_read_b128 / ds_write_b128.
-struct alignas(16) Vec8 {
-  unsigned short h[kChunk];
-};
-
-OG_HIP_FN Vec8 load16(const void* p) {
-  Vec8 v;
-  __builtin_memcpy(&v, __builtin_assume_aligned(p, 16), sizeof v);
-  return v;
-}
-OG_HIP_FN void store16(void* p, const Vec8& v) { __builtin_memcpy(__builtin_assume_aligned(p, 16), &v, sizeof v); }
+// 8 16-bit elements: one dwordx4 / ds_read_b128 / ds_write_b128. A GNU vector (both the host
+// compiler and clang take it), so that copies stay whole 16-byte accesses; the may_alias form
+// reads and writes arrays of unsigned short.
+typedef unsigned short Vec8 __attribute__((vector_size(16)));
+typedef unsigned short Vec8Alias __attribute__((vector_size(16), may_alias));
+OG_HIP_FN Vec8 load16(const unsigned short* p) { return *reinterpret_cast<const Vec8Alias*>(p); }
+OG_HIP_FN void store16(unsigned short* p, const Vec8& v) { *reinterpret_cast<Vec8Alias*>(p) = v; }
 
 // The value x, which the device compiler must assume changed: index arithmetic derived from it
 // is recomputed where it is used instead of being hoisted out of loops.
@@ -75,13 +71,13 @@ OG_HIP_FN void fetch_tile(const Geometry& g, const OperandView& op, long long ba
         // A ragged end: element by element from indices clamped into the operand (every load is
         // in range, so none needs a branch), the ones past the end replaced by zero.
         const int rc = r < row_end ? r : row_end - 1, kc = k < k_end ? k : k_end - 1;
-        Vec8 v;
+        Vec8 v = {};
 #pragma unroll
         for (int j = 0; j < kChunk; ++j) {
           const int rj = along_k ? rc : (r + j < row_end ? r + j : row_end - 1);
           const int kj = along_k ? (k + j < k_end ? k + j : k_end - 1) : kc;
           const unsigned short x = p[rj * (long long)op.stride_row + kj * (long long)op.stride_k];
-          v.h[j] = j < n ? x : (unsigned short)0;
+          v[j] = j < n ? x : (unsigned short)0;
         }
         regs.v[i] = v;
       }
@@ -97,7 +93,7 @@ OG_HIP_FN void fetch_tile(const Geometry& g, const OperandView& op, long long ba
         const int rc = r < row_end ? r : row_end - 1, kc = k < k_end ? k : k_end - 1;  // in range: no branch
         const unsigned x = raw_element(op.dtype, op.ptr, base + rc * (long long)op.stride_row + kc * (long long)op.stride_k);
         const unsigned raw = r < row_end && k < k_end ? x : 0u;
-        regs.v[i].h[j] = multiplicand_bits(op.dtype, raw, bf16);
+        regs.v[i][j] = multiplicand_bits(op.dtype, raw, bf16);
       }
   }
 }
@@ -112,7 +108,7 @@ OG_HIP_FN void store_tile(const Geometry& g, unsigned short* lds, const OperandV
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) {
         const Slot s = gather_slot(g, ROWS, op.k_fastest != 0, tid, i, j);
-        lds[lds_offset(g, s.row, s.k)] = regs.v[i].h[j];
+        lds[lds_offset(g, s.row, s.k)] = regs.v[i][j];
       }
     } else if (op.mode == kVecK) {
       const Slot s = vector_slot(g, kVecK, ROWS, tid, i);
@@ -120,7 +116,7 @@ OG_HIP_FN void store_tile(const Geometry& g, unsigned short* lds, const OperandV
     } else {
       const Slot s = vector_slot(g, kVecMn, ROWS, tid, i);  // 8 rows at one k: transposed
 #pragma unroll
-      for (int j = 0; j < kChunk; ++j) lds[lds_offset(g, s.row + j, s.k)] = regs.v[i].h[j];
+      for (int j = 0; j < kChunk; ++j) lds[lds_offset(g, s.row + j, s.k)] = regs.v[i][j];
     }
   }
 }
