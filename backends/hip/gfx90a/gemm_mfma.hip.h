@@ -102,11 +102,17 @@ __device__ __forceinline__ void gemm_mfma(const KernelArgs& p, unsigned short* l
     }
   }
 
+  // The epilogue's arguments are read from the argument block here, after the main loop, not
+  // held in scalar registers through it (the pointer is opaque to the compiler from here on).
+  typedef const __attribute__((address_space(4))) char* KernargPtr;
+  KernargPtr kernarg = (KernargPtr)__builtin_amdgcn_kernarg_segment_ptr();
+  asm volatile("" : "+s"(kernarg));
+  const EpilogueView* ep = (const EpilogueView*)(kernarg + __builtin_offsetof(KernelArgs, ep));
 #pragma unroll
   for (int i = 0; i < G.frags_m; ++i)
 #pragma unroll
     for (int j = 0; j < G.frags_n; ++j)
-      store_block(G, p.ep, batch, p.m, p.n, m0 + row_a0 + i * G.mfma, n0 + row_b0 + j * G.mfma, lane, acc[i][j]);
+      store_block(G, *ep, batch, p.m, p.n, m0 + row_a0 + i * G.mfma, n0 + row_b0 + j * G.mfma, lane, acc[i][j]);
 }
 
 }  // namespace omnigemm::hip
