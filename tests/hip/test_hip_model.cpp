@@ -335,6 +335,7 @@ TEST_CASE("hip model: every row, both multiplicand types, every loader and layou
   }
   CHECK(stats.modes_a == std::set<int>{hip::kVecK, hip::kVecMn, hip::kGather});
   CHECK(stats.modes_b == std::set<int>{hip::kVecK, hip::kVecMn, hip::kGather});
+  CHECK(stats.mfma == std::set<int>{16, 32});  // both instruction shapes of the table
   CHECK(stats.gather > 0);
   CHECK(stats.vector > 0);
   MESSAGE("hip model: " << cases << " edge cases over " << gfx90a::configs().size() << " rows, MFMA shapes "

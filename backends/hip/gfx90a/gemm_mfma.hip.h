@@ -58,7 +58,7 @@ __device__ __forceinline__ void gemm_mfma(const KernelArgs& p, unsigned short* l
 
   const int tid = int(threadIdx.x), lane = tid % kWave, wave = tid / kWave;
   const OgWork work = og_work_item(int(blockIdx.x), p.num_pid_m, p.num_pid_n, p.group_m, 1);
-  const long long batch = (long long)blockIdx.z + p.batch_base;
+  const unsigned batch = blockIdx.z + unsigned(p.batch_base);  // below 2^31 (plan.cpp); zero-extends
   const int m0 = work.pid_m * BLOCK_M, n0 = work.pid_n * BLOCK_N;
   const int row_a0 = wave_row0(G, wave), row_b0 = wave_col0(G, wave);
   const int group = operand_group(G, lane);

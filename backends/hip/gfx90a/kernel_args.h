@@ -59,35 +59,43 @@ OG_HIP_FN float bits_float(unsigned x) {
 #endif
 }
 
+// The decoders below compute every case and select one (no branches in the kernel's loaders).
+
 // f16 bits -> f32, exact (subnormals, infinities and NaNs included).
 OG_HIP_FN float f16_value(unsigned h) {
   const unsigned sign = (h & 0x8000u) << 16, exp = (h >> 10) & 31u, man = h & 1023u;
-  if (exp == 31u) return bits_float(sign | 0x7f800000u | (man << 13));
-  if (exp != 0u) return bits_float(sign | ((exp + 112u) << 23) | (man << 13));
-  const float mag = float(man) * 0x1p-24f;  // subnormal: man * 2^-24, exact
-  return sign ? -mag : mag;
+  const unsigned normal = sign | ((exp + 112u) << 23) | (man << 13);
+  const unsigned special = sign | 0x7f800000u | (man << 13);
+  const unsigned subnormal = sign | og_float_bits(float(man) * 0x1p-24f);  // man * 2^-24, exact
+  return bits_float(exp == 31u ? special : exp != 0u ? normal : subnormal);
 }
 
 OG_HIP_FN float bf16_value(unsigned h) { return bits_float((h & 0xffffu) << 16); }
 
 // fp8 bits -> f32, exact. e4m3 (OCP e4m3fn): bias 7, no infinities, S.1111.111 is NaN;
-// e5m2: bias 15, IEEE-like.
+// e5m2: bias 15, IEEE-like (the top byte of an f16).
 OG_HIP_FN float e4m3_value(unsigned b) {
   const unsigned sign = (b & 0x80u) << 24, exp = (b >> 3) & 15u, man = b & 7u;
-  if (exp == 15u && man == 7u) return bits_float(sign | 0x7fc00000u);
-  if (exp != 0u) return bits_float(sign | ((exp + 120u) << 23) | (man << 20));
-  const float mag = float(man) * 0x1p-9f;
-  return sign ? -mag : mag;
+  const unsigned normal = sign | ((exp + 120u) << 23) | (man << 20);
+  const unsigned subnormal = sign | og_float_bits(float(man) * 0x1p-9f);
+  return bits_float(exp == 15u && man == 7u ? (sign | 0x7fc00000u) : exp != 0u ? normal : subnormal);
 }
 OG_HIP_FN float e5m2_value(unsigned b) { return f16_value((b & 0xffu) << 8); }
 
 // The 16-bit multiplicand bits (bf16 or f16) of an input element's raw bits. Inputs of the
-// multiplicand's own type pass unchanged; fp8 values are exact in either type.
+// multiplicand's own type pass unchanged; fp8 values are exact in either type: e5m2 is the top
+// byte of an f16, and an fp8 value's f32 bits end in 16 zero bits; e4m3 in f16 is rebiased,
+// its subnormals (m * 2^-9) being f16 normals.
 OG_HIP_FN unsigned short multiplicand_bits(int dtype, unsigned raw, bool bf16) {
   if (dtype == OG_DTYPE_F16 || dtype == OG_DTYPE_BF16) return (unsigned short)raw;
-  if (dtype == OG_DTYPE_FP8_E5M2 && !bf16) return (unsigned short)((raw & 0xffu) << 8);
-  const float x = dtype == OG_DTYPE_FP8_E4M3 ? e4m3_value(raw) : e5m2_value(raw);
-  return (unsigned short)(bf16 ? og_float_bits(x) >> 16 : og_f32_to_f16_bits(x));
+  if (!bf16 && dtype == OG_DTYPE_FP8_E5M2) return (unsigned short)((raw & 0xffu) << 8);
+  if (!bf16) {  // e4m3 -> f16
+    const unsigned sign = (raw & 0x80u) << 8, exp = (raw >> 3) & 15u, man = raw & 7u;
+    const unsigned normal = sign | ((exp + 8u) << 10) | (man << 7);
+    const unsigned subnormal = sign | (og_float_bits(float(man) * 0x1p-9f) >> 13) - (112u << 10) * (man != 0u);
+    return (unsigned short)(exp == 15u && man == 7u ? (sign | 0x7e00u) : exp != 0u ? normal : subnormal);
+  }
+  return (unsigned short)(og_float_bits(dtype == OG_DTYPE_FP8_E4M3 ? e4m3_value(raw) : e5m2_value(raw)) >> 16);
 }
 
 // Element i of a C or bias array of dtype f32, f16 or bf16, as f32.
