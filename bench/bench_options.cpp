@@ -33,7 +33,7 @@ og_dtype default_output(og_dtype in) {
 void print_usage() {
   std::puts(
       "omnigemm-bench [options]\n"
-      "  --backend cpu,vulkan,cuda     backends to run (default: every available one)\n"
+      "  --backend cpu,vulkan,cuda,hip backends to run (default: every available one)\n"
       "  --dtype f16,bf16,f32,fp8_e4m3,fp8_e5m2[:out]  input dtypes; output dtype rule: f32->f32,\n"
       "                                f16->f16, bf16->bf16, fp8->f16; 'in:out' overrides (e.g. f16:f32)\n"
       "  (sweeps; default: the Triton tutorial's square series M=N=K=128*i, i=2..32)\n"
@@ -62,7 +62,7 @@ void print_usage() {
       "  --no-plot                     no plot\n"
       "  --python PATH|none            interpreter for plot.py (default: the first python3 with matplotlib;\n"
       "                                none, or none found: a basic plot.svg written by the bench itself)\n"
-      "Environment: OMNIGEMM_CUBLAS_DIR, OMNIGEMM_OPENBLAS_DIR (folders of the vendor libraries).");
+      "Environment: OMNIGEMM_CUBLAS_DIR, OMNIGEMM_ROCBLAS_DIR, OMNIGEMM_OPENBLAS_DIR (folders of the vendor libraries).");
 }
 
 

@@ -500,7 +500,7 @@ std::unique_ptr<Vendor> load_vendor(og_backend backend, og_context* ctx, std::st
       return OpenBlas::load_lib(threads, why);
     }
     case OG_BACKEND_CUDA: return Cublas::load_lib(ctx, why);
-    case OG_BACKEND_HIP: why = "rocBLAS/hipBLASLt baseline not built (no HIP backend yet)"; return nullptr;
+    case OG_BACKEND_HIP: return load_rocblas(why);
     case OG_BACKEND_VULKAN: why = "no vendor Vulkan GEMM library"; return nullptr;
     default: why = "no vendor library"; return nullptr;
   }

@@ -6,7 +6,8 @@
 //   CPU:  OpenBLAS  cblas_sgemm (f32; f16 inputs as exact f32 copies), cblas_sbgemm (bf16 in, f32 out)
 //   CUDA: cuBLAS    cublasGemmEx (f32/f16/bf16 in and out, f32 compute, legacy default stream 0)
 //         cuBLASLt  cublasLtMatmul (fp8 e4m3 x e4m3 -> f16, "TN": B stored N x K)
-//   HIP:  rocBLAS / hipBLASLt: not built (there is no HIP backend yet)
+//   HIP:  rocBLAS   rocblas_gemm_ex (f32/f16/bf16 in, the input dtype or f32 out, f32 compute, null
+//                   stream; vendor_rocm.cpp); hipBLASLt is not used (see there)
 //   Vulkan: no vendor GEMM exists.
 #pragma once
 
@@ -65,5 +66,7 @@ std::unique_ptr<ActivationPass> load_activation_pass(og_backend backend, std::st
 // reason in `why`. Device memory it needs (cuBLASLt's workspace) comes from og_memory_alloc on
 // `ctx`: destroy the Vendor before the context.
 std::unique_ptr<Vendor> load_vendor(og_backend backend, og_context* ctx, std::string& why);
+// rocBLAS on the calling thread's current HIP device (vendor_rocm.cpp), or nullptr and why.
+std::unique_ptr<Vendor> load_rocblas(std::string& why);
 
 }  // namespace omnigemm::bench
