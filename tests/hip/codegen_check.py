@@ -9,11 +9,13 @@ dwordx4 and gathering loaders), from the code object itself:
   - no scratch: private segment 0, no VGPR or SGPR spills (metadata), scratch disabled in the
     kernel descriptor (COMPUTE_PGM_RSRC2), no scratch_* instructions;
   - LDS = (BLOCK_M + BLOCK_N) x BLOCK_K x 2 bytes, within 64 KiB; workgroup size 64 x WARPS;
-  - registers: the kernel descriptor's VGPR allocation (VGPRs and AGPRs, granule 8, out of 512
-    per lane) and SGPRs leave an occupancy of at least the row's waves_per_eu, LDS included;
+  - occupancy: the kernel descriptor's VGPR allocation (VGPRs and AGPRs, granule 8, out of 512
+    per lane), its SGPRs and the workgroups of its LDS size a CU holds leave at least the row's
+    waves_per_eu waves per SIMD;
   - the argument block: one by-value argument of sizeof(KernelArgs) bytes at offset 0 (the
     kernel reads its epilogue arguments from the kernarg segment at that offset).
-Prints the table kernel -> VGPRs, AGPRs, allocation, SGPRs, LDS, occupancy, MFMAs.
+Prints the table config -> VGPRs, AGPRs, allocation, SGPRs, LDS, occupancy, MFMAs, per multiplicand
+type and loader.
   usage: codegen_check.py <source dir> <llvm-readelf> <llvm-objdump> <code object>...
 """
 import re
@@ -24,6 +26,7 @@ import sys
 GFX90A_REGS = 512       # VGPRs + AGPRs per lane
 GFX90A_MAX_WAVES = 8    # per SIMD
 GFX90A_LDS = 65536      # per CU (and per workgroup)
+GFX90A_WORKGROUPS = 16  # per CU, of more than one wave
 
 
 def table_rows(src):
@@ -117,8 +120,9 @@ def main():
     args_size = kernel_args_size(src)
     failures = []
     seen = set()
-    print(f"{'kernel':<46} {'VGPR':>4} {'AGPR':>4} {'alloc':>5} {'SGPR':>4} {'LDS':>6}  occupancy (regs/sgpr/lds)  "
-          f"{'w/eu':>4}  MFMAs")
+    print(f"{'config':<38} {'mul':<4} {'loader':<7} {'VGPR':>4} {'AGPR':>4} {'alloc':>5} {'SGPR':>4} {'LDS':>6}  "
+          f"{'occupancy (regs/sgpr/lds)':<26} MFMAs")
+    lines = []
     for co in objects:
         meta, kds, code = metadata(readelf, co), kernel_descriptors(co), disassembly(objdump, co)
         for name, md in sorted(meta.items()):
@@ -184,13 +188,18 @@ def main():
             if alloc < vgprs or (agprs and alloc < accum_offset + agprs):
                 fail(f"descriptor allocation {alloc} below VGPRs {vgprs} + AGPRs {agprs}")
             regs_waves = min(GFX90A_MAX_WAVES, GFX90A_REGS // alloc)
-            lds_waves = (GFX90A_LDS // lds) * -(-w // 4) if lds else GFX90A_MAX_WAVES
+            # Workgroups per CU: as many as its 64 KiB of LDS holds, at most 16 (barriers); their
+            # waves spread over the CU's 4 SIMDs.
+            lds_waves = min(GFX90A_LDS // lds if lds else GFX90A_WORKGROUPS, GFX90A_WORKGROUPS) * w // 4
             occupancy = min(regs_waves, sgpr_waves(sgprs), lds_waves, GFX90A_MAX_WAVES)
             if occupancy < e:
                 fail(f"occupancy {occupancy} below waves_per_eu {e}")
-            print(f"{name:<46} {vgprs:>4} {agprs:>4} {alloc:>5} {sgprs:>4} {lds:>6}  "
-                  f"{occupancy} ({regs_waves}/{min(sgpr_waves(sgprs), GFX90A_MAX_WAVES)}/{min(lds_waves, 99)})"
-                  f"{'':<15}{e:>4}  {mfmas} {want[6:]}")
+            config = f"gfx90a_mfma:{bm}x{bn}x{bk}-g{row['group_m']}-s{row['stages']}-w{w}-e{e}"
+            occ = f"{occupancy} ({regs_waves}/{min(sgpr_waves(sgprs), GFX90A_MAX_WAVES)}/{min(lds_waves, 99)}) >= {e}"
+            lines.append((rows.index(row), t, gather, f"{config:<38} {t:<4} {'gather' if gather else 'dwordx4':<7} {vgprs:>4} "
+                          f"{agprs:>4} {alloc:>5} {sgprs:>4} {lds:>6}  {occ:<26} {mfmas} {want}"))
+    for *_, line in sorted(lines):
+        print(line)
     expected = {(t, r["bm"], r["bn"], r["bk"], r["waves"], r["wpe"], g) for r in rows for t in ("f16", "bf16") for g in (False, True)}
     for missing in sorted(expected - seen):
         failures.append(f"no kernel for row {missing}")
