@@ -6,6 +6,8 @@
 #include "../families.hpp"
 #include "../kernel_views.hpp"
 #include "launch.hpp"
+#include "tensor_map_memo.hpp"
+#include "omnigemm/tile_schedule.h"
 
 namespace omnigemm::detail {
 
@@ -98,6 +100,7 @@ class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
                      int64_t outer_stride, int64_t batch, int box_inner, int box_outer, CUtensorMapL2promotion promotion) const;
 
   CudaDevice& dev_;
+  mutable sm90::TensorMapMemo maps_;
 };
 
 Status Sm90WgmmaFamily::check(const Problem& p, const Config& c, Sm90Launch& out, bool fill) const {
@@ -145,7 +148,7 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   if (p.k < 1) return fail("K must be at least 1 (a TMA box needs a non-empty K extent)");
   if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
   const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
-  if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
+  if (tiles * c.split_k > 0x7fffffffLL) return fail("more than 2^31 - 1 work items (output tiles x split-K slices)");
   long long split_floats = 0, split_counters = 0;
   if (c.split_k > 1 && !key.split_pairs) {  // the workspace of slices that meet through global memory
     const long long split_tiles = sm90::split_tiles((p.m + c.block_m - 1) / c.block_m, (p.n + c.block_n - 1) / c.block_n,
@@ -185,7 +188,7 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   l.max_shared = size_t(dev_.info.limits.max_shared_bytes);
   l.ep = epilogue_args(p);
   l.split_k = c.split_k;
-  l.grid = int(std::min<long long>(tiles * c.split_k, dev_.programs()));
+  l.grid = og_persistent_grid(int(tiles * c.split_k), dev_.programs());
   l.dependent_launch = cuda_technique_on("OMNIGEMM_CUDA_PDL");
   // The deferred epilogue stores through map_d; where D cannot have one, tiles store at once.
   l.defer_epilogue = cuda_technique_on("OMNIGEMM_CUDA_DEFER_EPILOGUE") && encode_output(l.map_d, p, l.ep);
@@ -259,8 +262,20 @@ CUresult Sm90WgmmaFamily::encode_3d(CUtensorMap& map, const Operand& o, CUtensor
   const cuuint32_t box[3] = {cuuint32_t(box_inner), cuuint32_t(box_outer), 1};
   const cuuint32_t unit[3] = {1, 1, 1};
   void* base = static_cast<char*>(o.mem.ptr) + o.mem.offset;
-  return dev_.encode_tiled(&map, type, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                           CU_TENSOR_MAP_SWIZZLE_128B, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  sm90::TensorMapMemo::Key key;
+  key.base = uint64_t(reinterpret_cast<uintptr_t>(base));
+  for (int i = 0; i < 3; ++i) key.dims[i] = dims[i];
+  key.strides[0] = strides[0];
+  key.strides[1] = strides[1];
+  key.box[0] = box[0];
+  key.box[1] = box[1];
+  key.type = int(type);
+  key.promotion = int(promotion);
+  if (maps_.find(key, map)) return CUDA_SUCCESS;
+  const CUresult r = dev_.encode_tiled(&map, type, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                       CU_TENSOR_MAP_SWIZZLE_128B, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r == CUDA_SUCCESS) maps_.put(key, map);
+  return r;
 }
 
 // An operand's map: its TMA boxes are the kernel's A and B tiles.
