@@ -1,5 +1,7 @@
 #include "validate.hpp"
 
+#include "view_overlap.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -223,10 +225,14 @@ Status validate(const og_gemm_desc& desc, Problem& p) {
   // Zero-size problems are valid no-ops: nothing below is touched.
   if (p.empty()) return {};
 
-  if (p.batch > 1 && p.d.batch_stride < p.d.extent_elements(1))
+  // D's batches may interleave (heads side by side: ld = heads x N, batch stride N) but must not
+  // share an element: decided exactly (view_overlap.hpp).
+  if (p.batch > 1 &&
+      batches_overlap(StridedView{p.d.rows, p.d.cols, p.d.stride_row, p.d.stride_col, p.d.batch_stride}, p.batch))
     return invalid("D: batch stride " + std::to_string(p.d.batch_stride) +
-                   " makes batches overlap (each batch's output spans " +
-                   std::to_string(p.d.extent_elements(1)) + " elements)");
+                   " makes batches overlap: two batches share an output element (batch b's element (i, j) is at "
+                   "b * " + std::to_string(p.d.batch_stride) + " + i * " + std::to_string(p.d.stride_row) + " + j * " +
+                   std::to_string(p.d.stride_col) + ")");
 
   p.a.present = p.k > 0;
   p.b.present = p.k > 0;

@@ -12,7 +12,8 @@
  * named below, with a message naming the operand and the rule):
  *   - rows, cols and batch_count are in [0, 2^31-1]; ld is at least the stored row length
  *     (row-major: cols, column-major: rows; at least 1); batch strides are >= 0, and D's batches
- *     must not overlap when batch_count > 1;
+ *     must not share an element when batch_count > 1 (they may interleave: ld = heads x N with
+ *     batch stride N writes the heads side by side; the check is exact);
  *   - an empty problem (M, N or batch_count 0) is valid and touches no memory; K = 0 is valid and
  *     gives D = act(beta * C + bias);
  *   - every address (pointer + offset, or a VkBuffer offset) is a multiple of its element size;
