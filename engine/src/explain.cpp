@@ -66,6 +66,11 @@ Status explain(Backend& be, Tuner& tuner, const Problem& p, og_explanation& out)
   if (!(s = resolve_family(be, p, cfg, family))) return s;
   PlanSummary plan;
   if (!(s = family->describe(p, cfg, plan))) return s;
+  // A caller's workspace too small for the plan: og_gemm refuses it, so explain does too.
+  if (p.has_workspace() && p.workspace_bytes < uint64_t(plan.workspace_bytes))
+    return error(StatusCode::invalid_argument, "workspace: " + std::to_string(p.workspace_bytes) +
+                                                   " bytes given but this call needs " +
+                                                   std::to_string(plan.workspace_bytes) + " (og_gemm_workspace_size)");
 
   const std::vector<Candidate> ranked = rank_candidates(be, p);
   out.source = public_source(source);

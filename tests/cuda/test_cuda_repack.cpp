@@ -143,6 +143,10 @@ TEST_CASE("cuda: sm90_repack's copies live in the caller's workspace when one is
   Status s = ctx->run(g);
   CHECK(s.code == StatusCode::invalid_argument);
   CHECK(s.message.find("workspace") != std::string::npos);
+  CHECK(ctx->explain(g).status().code == StatusCode::invalid_argument);  // explain refuses it as og_gemm does
+  auto again = ctx->workspace_size(g);  // the query still answers
+  REQUIRE(again.ok());
+  CHECK(*again == *need);
   dd.download(D);
   for (int64_t i = 0; i < D.rows; ++i) REQUIRE(std::isnan(D.get(0, i, 0)));
   g.workspace_bytes = *need;
