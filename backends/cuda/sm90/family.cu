@@ -14,12 +14,13 @@ namespace {
 using sm90::Form;
 using sm90::KernelKey;
 
-struct Sm90Row {
-  int block_m, block_n, block_k, split_k;
-  Form form;
+// The kernel each row instantiates, with its BLOCK_K (which input width it is built for).
+struct Sm90RowKernel {
+  int block_k;
+  KernelKey key;
 };
-constexpr Sm90Row kRows[] = {
-#define OG_CUDA_SM90_WGMMA(bm, bn, bk, gm, st, sk, form) Sm90Row{bm, bn, bk, sk, Form::form},
+constexpr Sm90RowKernel kRowKernels[] = {
+#define OG_CUDA_SM90_WGMMA(bm, bn, bk, gm, st, sk, form) Sm90RowKernel{bk, sm90::kernel_key(bm, bn, sk, Form::form)},
 #include "../families/sm90_wgmma.inc"
 #undef OG_CUDA_SM90_WGMMA
 };
@@ -105,9 +106,8 @@ class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
 };
 
 Status Sm90WgmmaFamily::check(const Problem& p, const Config& c, Sm90Launch& out, bool fill) const {
-  const std::string form_name(c.form.view());
   Form form;
-  if (!sm90::parse_form(form_name.c_str(), form))
+  if (!sm90::parse_form(c.form.text, form))
     return error(StatusCode::unsupported, "the form must be coop, pingpong, mcast or swap");
   if (form != Form::swap) return check_kernel(p, c, form, out, fill);
   // swap: the coop kernel on D^T = B^T A^T, its tile transposed.
@@ -139,8 +139,7 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   if (c.stages < 2) return fail("needs at least 2 pipeline stages");
   const KernelKey key = sm90::kernel_key(c.block_m, c.block_n, c.split_k, form, cuda_technique_on("OMNIGEMM_CUDA_SPLIT_PAIRS"));
   bool instantiated = false;
-  for (const Sm90Row& r : kRows)
-    instantiated |= r.block_k == c.block_k && sm90::kernel_key(r.block_m, r.block_n, r.split_k, r.form) == key;
+  for (const Sm90RowKernel& r : kRowKernels) instantiated |= r.block_k == c.block_k && r.key == key;
   if (!instantiated || key.wg_m == 0 || key.block_m() != c.block_m)
     return fail("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " " +
                 std::string(c.form.empty() ? "coop" : c.form.view()) + " tile with " + std::to_string(128 / eb) +
