@@ -400,9 +400,9 @@ og_status og_gemm_workspace_size(og_context* ctx, const og_gemm_desc* desc, uint
     if (p.empty()) return {};
     // The config og_gemm would run (never timed here, as explain), and its family's plan.
     Config cfg;
-    if (!(s = ctx->tuner->choose(*ctx->backend, p, cfg, nullptr, /*allow_tuning=*/false))) return s;
     KernelFamily* family = nullptr;
-    if (!(s = resolve_family(*ctx->backend, p, cfg, family))) return s;
+    if (!(s = ctx->tuner->choose(*ctx->backend, p, cfg, nullptr, /*allow_tuning=*/false, &family))) return s;
+    if (!family && !(s = resolve_family(*ctx->backend, p, cfg, family))) return s;
     PlanSummary plan;
     if (!(s = family->describe(p, cfg, plan))) return s;
     *bytes = uint64_t(plan.workspace_bytes);
