@@ -22,7 +22,10 @@
  *     a known dtype that the build or backend cannot run is OG_ERROR_UNSUPPORTED;
  *   - D is f32, f16 or bf16, and so is C (read when beta != 0), whose dtype may differ from D's
  *     (another dtype: OG_ERROR_UNSUPPORTED); D must not overlap A, B, bias, or C unless C is
- *     exactly the same view (in place).
+ *     exactly the same view (in place);
+ *   - a workspace, when given, is memory of the context's backend, its address a multiple of 256
+ *     bytes, overlapping no operand, and at least og_gemm_workspace_size bytes.
+ * The same call on the same device gives bitwise-identical D run after run (split-K included).
  */
 #ifndef OMNIGEMM_H
 #define OMNIGEMM_H
