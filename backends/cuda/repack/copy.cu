@@ -1,7 +1,10 @@
-// The repack copy kernel (copy.hpp). Each block copies 64 x 64 tiles: it reads a tile with
-// consecutive threads along the source's smaller stride, then writes it with consecutive threads
-// along the destination's unit stride. The shared tile's rows are padded to an odd number of
-// 4-byte words, so that walking either dimension of it touches 32 different banks.
+// The repack copy kernel (copy.hpp). Each block copies 64 x 64 tiles. Where the source already
+// has a unit stride along the destination's unit dimension (an unaligned leading dimension or
+// base, same orientation), each thread reads 16 bytes' worth of consecutive elements and writes
+// them with one aligned 16-byte store. Otherwise (a transpose, or no unit stride) the tile goes
+// through shared memory: read with consecutive threads along the source's smaller stride, written
+// with consecutive threads along the destination's unit stride; the shared tile's rows are padded
+// to an odd number of 4-byte words, so that walking either of its dimensions touches 32 banks.
 #include <algorithm>
 
 #include "copy.hpp"
@@ -47,6 +50,38 @@ __device__ void copy_tile(const Copy& c, long long tile, int b, Tile<T>& s) {
   __syncthreads();
 }
 
+// The same orientation: 16-byte stores (destination rows are 16-byte aligned: dst_ld is a multiple
+// of 16 bytes and the workspace 256-byte aligned), element loads (the source is not aligned).
+template <class T>
+__device__ void copy_tile_direct(const Copy& c, long long tile, int b) {
+  constexpr int kVec = int(16 / sizeof(T));
+  const int tiles_c = (c.cols + kTile - 1) / kTile;
+  const int r0 = int(tile / tiles_c) * kTile, c0 = int(tile % tiles_c) * kTile;
+  const T* src = static_cast<const T*>(c.src) + (long long)b * c.src_batch;
+  T* dst = static_cast<T*>(c.dst) + (long long)b * c.dst_batch;
+  // (outer, inner): the destination's rows and unit-stride dimension.
+  const int outer0 = c.dst_unit_cols ? r0 : c0, inner0 = c.dst_unit_cols ? c0 : r0;
+  const int outer_n = c.dst_unit_cols ? c.rows : c.cols, inner_n = c.dst_unit_cols ? c.cols : c.rows;
+  const long long src_outer = c.dst_unit_cols ? c.src_row : c.src_col;
+  for (int e = threadIdx.x; e < kTile * (kTile / kVec); e += kThreads) {
+    const int o = outer0 + e / (kTile / kVec), i = inner0 + e % (kTile / kVec) * kVec;
+    if (o >= outer_n || i >= inner_n) continue;
+    const T* from = src + o * src_outer + i;
+    T* to = dst + o * c.dst_ld + i;
+    if (i + kVec <= inner_n) {
+      union {
+        uint4 v;
+        T e[kVec];
+      } u;
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) u.e[q] = from[q];
+      *reinterpret_cast<uint4*>(to) = u.v;
+    } else {
+      for (int q = 0; q < inner_n - i; ++q) to[q] = from[q];
+    }
+  }
+}
+
 // blockIdx.x walks the tiles of copy 0 then copy 1, blockIdx.y the batches (grid-strided both).
 template <class T>
 __global__ void __launch_bounds__(kThreads) repack_kernel(const __grid_constant__ Args args) {
@@ -58,7 +93,10 @@ __global__ void __launch_bounds__(kThreads) repack_kernel(const __grid_constant_
     for (long long t = blockIdx.x; t < total; t += gridDim.x) {
       const int which = t < t0 ? 0 : 1;
       const Copy& c = args.copy[which];
-      if (b < c.batches) copy_tile<T>(c, which ? t - t0 : t, b, s);
+      if (b >= c.batches) continue;
+      const bool direct = c.dst_unit_cols ? c.src_col == 1 : c.src_row == 1;
+      if (direct) copy_tile_direct<T>(c, which ? t - t0 : t, b);
+      else copy_tile<T>(c, which ? t - t0 : t, b, s);
     }
 }
 
