@@ -387,6 +387,29 @@ og_status og_gemm_explain(og_context* ctx, const og_gemm_desc* desc, og_explanat
   });
 }
 
+og_status og_gemm_workspace_size(og_context* ctx, const og_gemm_desc* desc, uint64_t* bytes) {
+  return guarded([&]() -> Status {
+    if (!bytes) return error(StatusCode::invalid_argument, "null output for the workspace size");
+    *bytes = 0;
+    if (!ctx) return error(StatusCode::invalid_argument, "null context");
+    if (!desc) return error(StatusCode::invalid_argument, "null gemm descriptor");
+    Problem p;
+    Status s = validate(*desc, p);
+    if (!s) return s;
+    if (!(s = check_backend_support(*ctx->backend, p))) return s;
+    if (p.empty()) return {};
+    // The config og_gemm would run (never timed here, as explain), and its family's plan.
+    Config cfg;
+    KernelFamily* family = nullptr;
+    if (!(s = ctx->tuner->choose(*ctx->backend, p, cfg, nullptr, /*allow_tuning=*/false, &family))) return s;
+    if (!family && !(s = resolve_family(*ctx->backend, p, cfg, family))) return s;
+    PlanSummary plan;
+    if (!(s = family->describe(p, cfg, plan))) return s;
+    *bytes = uint64_t(plan.workspace_bytes);
+    return {};
+  });
+}
+
 og_status og_memory_alloc(og_context* ctx, size_t bytes, og_memory* out) {
   return guarded([&]() -> Status {
     if (!ctx || !out) return error(StatusCode::invalid_argument, "null context or output");

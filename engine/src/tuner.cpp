@@ -368,6 +368,9 @@ Status Tuner::tune(Backend& be, const Problem& p, Config& best, const TuneOption
 
   Problem base = p;
   base.forced_config.reset();
+  // Candidates run on the engine's own workspace: the caller's may be sized for one config only.
+  base.workspace = og_memory{};
+  base.workspace_bytes = 0;
   Status s;
   if (!(s = scratch.make(p.d.extent_elements(p.batch), p.d.dtype, base.d.mem))) return s;
   if (p.c.present) {

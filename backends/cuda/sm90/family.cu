@@ -39,7 +39,8 @@ struct Sm90Launch {
   sm90::Launch l;
   bool swapped = false;            // runs D^T = B^T A^T
   og_dtype a = OG_DTYPE_F16, b = OG_DTYPE_F16;
-  long long split_floats = 0, split_counters = 0;  // workspace when slices meet in global memory
+  WorkspaceNeed need;              // split-K counters and partials, when slices meet in global memory
+  CallerWorkspace caller;          // the workspace the launch carves (none: the device's own)
 };
 
 class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
@@ -62,8 +63,12 @@ class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
     OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
     sm90::Launch& l = pl.l;
     l.stream = static_cast<cudaStream_t>(stream);
-    if (pl.split_floats > 0)
-      if (Status s = dev_.split_workspace(l.stream, pl.split_floats, pl.split_counters, l.partials, l.counters); !s) return s;
+    if (pl.need.bytes() > 0) {
+      WorkspaceParts parts;
+      if (Status s = dev_.workspace(pl.caller, l.stream, pl.need, parts); !s) return s;
+      l.partials = parts.partials;
+      l.counters = parts.counters;
+    }
     cudaError_t e = cudaErrorInvalidValue;
     if (pl.a == OG_DTYPE_F16) e = sm90::launch_f16(l);
     else if (pl.a == OG_DTYPE_BF16) e = sm90::launch_bf16(l);
@@ -78,7 +83,7 @@ class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
     out.cluster = l.key.cluster_size();
     out.threads = 128 * (1 + sm90::kConsumers);
     out.shared_bytes = (long long)sm90::shared_bytes(l.key.block_m(), l.key.block_n, l.stages);
-    out.workspace_bytes = pl.split_floats * 4 + pl.split_counters * 4;
+    out.workspace_bytes = pl.need.bytes();
     std::string n = "persistent, " + std::to_string(l.key.block_m()) + "x" + std::to_string(l.key.block_n) + " kernel tiles";
     if (pl.swapped) n += " on D^T = B^T A^T";
     if (l.key.pingpong) n += ", ping-pong consumers";
@@ -194,8 +199,9 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   l.defer_epilogue = cuda_technique_on("OMNIGEMM_CUDA_DEFER_EPILOGUE") && encode_output(l.map_d, p, l.ep);
   out.a = ta;
   out.b = tb;
-  out.split_floats = split_floats;
-  out.split_counters = split_counters;
+  out.need.partial_floats = split_floats;
+  out.need.counters = split_counters;
+  out.caller = caller_workspace(p);
   const int block_k = 128 / eb;
   // K-major: rows of K (box: BLOCK_K x tile rows); MN-major: rows of M or N (box: 64 x BLOCK_K).
   if (!encode_operand(l.map_a, p.a, eb, a_k_major ? p.k : p.m, a_k_major ? p.m : p.k, a_k_major ? p.a.stride_row : p.a.stride_col,
