@@ -208,3 +208,20 @@ TEST_CASE("hip: explain names hip.gfx90a_mfma and its launch") {
   REQUIRE_MESSAGE(e.ok(), e.status().message);
   CHECK(e->family() == "hip.gfx90a_mfma");
 }
+
+TEST_CASE("hip: on a modelled MI250X, skinny problems get the small tile and large squares a large one") {
+  // Not measured choices (no AMD GPU here): what the cost model's tile terms make of the table.
+  ModelledMi250x be;
+  auto choice = [&](int64_t m, int64_t n, int64_t k) {
+    const auto ranked = detail::rank_candidates(be, problem(m, n, k, OG_DTYPE_F16, OG_DTYPE_F16, OG_DTYPE_F16, true));
+    REQUIRE_FALSE(ranked.empty());
+    const Config c = detail::Tuner::heuristic(ranked);
+    MESSAGE(m << "x" << n << "x" << k << ": " << c.to_string());
+    return c;
+  };
+  CHECK(choice(16, 4096, 4096).block_m == 32);
+  for (int64_t s : {4096, 8192}) {
+    const Config c = choice(s, s, s);
+    CHECK(c.block_m * c.block_n >= 128 * 256);
+  }
+}
