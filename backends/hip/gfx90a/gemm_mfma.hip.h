@@ -104,6 +104,8 @@ __device__ __forceinline__ void gemm_mfma(const KernelArgs& p, unsigned short* l
 
   // The epilogue's arguments are read from the argument block here, after the main loop, not
   // held in scalar registers through it (the pointer is opaque to the compiler from here on).
+  // `p` is the kernel's only argument, at offset 0 of the kernarg segment (hip_codegen checks
+  // this in every kernel's metadata).
   typedef const __attribute__((address_space(4))) char* KernargPtr;
   KernargPtr kernarg = (KernargPtr)__builtin_amdgcn_kernarg_segment_ptr();
   asm volatile("" : "+s"(kernarg));

@@ -4,7 +4,8 @@
 // into D. Host C++ and HIP compile it alike: the kernel (gemm_mfma.hip.h) calls these functions
 // with its global and LDS pointers, the host model (tests/hip/test_hip_model.cpp) with host
 // arrays, thread by thread. Nothing outside an operand is ever read: vectors are loaded whole
-// only when all 8 elements exist, otherwise element by element.
+// only when all 8 elements exist, otherwise element by element from indices clamped into the
+// operand (the elements past its end then replaced by zero).
 #ifndef OMNIGEMM_HIP_TILE_IO_H
 #define OMNIGEMM_HIP_TILE_IO_H
 
