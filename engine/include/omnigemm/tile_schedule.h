@@ -1,9 +1,8 @@
 /* The one tile scheduler of OmniGEMM.
  *
  * This header compiles as C++ (host), CUDA, HIP and GLSL (via GL_GOOGLE_include_directive), so
- * every backend walks output tiles in exactly the same order. Keep it to the common subset:
- * 32-bit ints, plain structs without constructors, `OG_OUT(T)` for out-parameters, no pointers,
- * no names with two consecutive underscores (reserved in GLSL).
+ * every backend walks output tiles in exactly the same order; it keeps to the common subset
+ * that omnigemm/lang.h describes.
  *
  * Work decomposition of one launch (all indices zero-based):
  *   work_id in [0, batch_count * split_k * num_pid_m * num_pid_n)
@@ -22,24 +21,7 @@
 #ifndef OMNIGEMM_TILE_SCHEDULE_H
 #define OMNIGEMM_TILE_SCHEDULE_H
 
-#if defined(GL_core_profile) || defined(GL_ES) || defined(VULKAN)
-#define OG_GLSL 1
-#endif
-
-/* The language shims (omnigemm/epilogue.h defines the same; whichever comes first does). */
-#ifndef OG_FUNC
-#ifdef OG_GLSL
-#define OG_FUNC
-#define OG_OUT(T) out T
-#else
-#if defined(__CUDACC__) || defined(__HIP__) || defined(__HIPCC__)
-#define OG_FUNC static inline __host__ __device__
-#else
-#define OG_FUNC static inline
-#endif
-#define OG_OUT(T) T&
-#endif
-#endif
+#include "lang.h"
 
 struct OgTile {
   int pid_m; /* tile row:    rows    [pid_m * BLOCK_M, +BLOCK_M) of C */
