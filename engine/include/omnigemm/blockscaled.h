@@ -78,7 +78,8 @@ typedef struct og_scale_info {
   int64_t bytes;           /* bytes one matrix's scale tensor spans */
 } og_scale_info;
 
-/* The geometry of m's scale tensor when m is GEMM operand `which`. invalid_argument if m is not
+/* The geometry of m's scale tensor when m is GEMM operand `which` (memory is not looked at; an
+ * nvfp4 global factor of 0, as og_quantize takes it, is accepted). invalid_argument if m is not
  * a block-scaled operand or its scale fields are inconsistent (the message names the rule). */
 OG_API og_status og_scale_info_get(const og_matrix* m, og_operand which, og_scale_info* out);
 
