@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "bench_measure.hpp"
 #include "bench_util.hpp"
 
 namespace omnigemm::bench {
@@ -21,12 +22,21 @@ std::pair<std::vector<uint8_t>, std::vector<uint8_t>>& HostProblem::converted(og
   return converted_[d] = {convert(a), convert(b)};
 }
 
-void make_host_problem(HostProblem& hp, uint64_t seed) {
+Status make_host_problem(HostProblem& hp, uint64_t seed) {
   const Shape& s = hp.shape;
-  hp.a = HostMatrix(s.m, s.k, D(hp.dt.in));
-  hp.b = HostMatrix(s.k, s.n, D(hp.dt.in), hp.b_col_major ? Layout::col_major : Layout::row_major);
-  fill_fast(hp.a, seed * 2 + 1);
-  fill_fast(hp.b, seed * 2 + 2);
+  if (!hp.dt.format.empty()) {
+    hp.format = find_format(hp.dt.format);
+    if (!hp.format) return invalid("unknown format " + hp.dt.format);
+    hp.b_col_major = true;  // B held N x K, as the tutorial and cuBLASLt hold it
+    Status st = make_block_operand(*hp.format, OG_OPERAND_A, s.m, s.k, seed * 2 + 1, hp.qa, hp.a);
+    if (st) st = make_block_operand(*hp.format, OG_OPERAND_B, s.n, s.k, seed * 2 + 2, hp.qb, hp.b);
+    if (!st) return st;
+  } else {
+    hp.a = HostMatrix(s.m, s.k, D(hp.dt.in));
+    hp.b = HostMatrix(s.k, s.n, D(hp.dt.in), hp.b_col_major ? Layout::col_major : Layout::row_major);
+    fill_fast(hp.a, seed * 2 + 1);
+    fill_fast(hp.b, seed * 2 + 2);
+  }
   hp.full_check = double(s.m) * double(s.n) * double(s.k) <= double(1 << 24);
   hp.check_at.clear();
   if (hp.full_check) {
@@ -55,6 +65,7 @@ void make_host_problem(HostProblem& hp, uint64_t seed) {
     for (int64_t k = 0; k < s.k; ++k) acc += row[size_t(k)] * hp.b.get(0, k, j);
     hp.ref[e] = apply_epilogue(epi, acc, 0.0, 0.0).value;
   }
+  return {};
 }
 
 std::string Check::text() const {

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "bench_formats.hpp"
 #include "bench_options.hpp"
 #include "reference.hpp"
 
@@ -24,6 +26,12 @@ struct HostProblem {
   bool leaky = false;
   float slope = 0.1f;
   std::string forced_config;
+  // Block-scaled formats (dt.format set): the quantised operands (B held N x K), while a and b
+  // hold their dequantised f32 values for the reference; `plain` is a plain fp8 e4m3 problem of
+  // the same shape for the vendor's plain-fp8 baseline, made when first needed.
+  const FormatDef* format = nullptr;
+  BlockOperand qa, qb;
+  std::unique_ptr<HostProblem> plain;
   HostMatrix a, b;
   // Checked output elements (row, col) and their float64 reference values.
   std::vector<std::pair<int64_t, int64_t>> check_at;
@@ -40,8 +48,9 @@ struct HostProblem {
   std::pair<std::vector<uint8_t>, std::vector<uint8_t>>& converted(og_dtype d);
 };
 
-// Draws A and B from `seed` and computes the reference at the checked elements.
-void make_host_problem(HostProblem& hp, uint64_t seed);
+// Draws A and B from `seed` (block-scaled formats: quantises them and keeps the dequantised
+// values in a and b) and computes the reference at the checked elements.
+Status make_host_problem(HostProblem& hp, uint64_t seed);
 
 struct Check {
   bool ok = false;

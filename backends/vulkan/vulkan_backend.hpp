@@ -32,7 +32,8 @@ class VulkanBackend final : public Backend {
 
   og_backend kind() const override { return OG_BACKEND_VULKAN; }
   const DeviceInfo& device() const override { return dev_.info; }
-  uint32_t input_dtypes() const override { return 0x1f; }   // f32, f16, bf16, e4m3, e5m2
+  uint32_t input_dtypes() const override { return (1u << OG_DTYPE_COUNT) - 1; }  // block-scaled: portable family
+  uint32_t scale_modes() const override { return (1u << OG_SCALE_MODE_COUNT) - 1; }
   uint32_t output_dtypes() const override { return 0x07; }  // f32, f16, bf16
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_VULKAN; }
   bool supports_async() const override { return true; }

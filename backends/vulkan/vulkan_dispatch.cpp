@@ -68,7 +68,9 @@ Status VulkanBackend::descriptor_set_for(const Problem& p, DescriptorUse use, Vk
   const VkBuffer d = buf(p.d.mem);
   const VkBuffer a = p.a.present ? buf(p.a.mem) : d, b = p.b.present ? buf(p.b.mem) : d;
   const VkBuffer c = p.c.present ? buf(p.c.mem) : d, bias = p.bias_mode != OG_BIAS_NONE ? buf(p.bias) : d;
-  const VkBuffer per_binding[kBindings] = {a, a, a, b, b, b, c, c, d, d, bias, bias};
+  const VkBuffer as = p.a.present && p.a.scale.present() ? buf(p.a.scale.mem) : d;
+  const VkBuffer bs = p.b.present && p.b.scale.present() ? buf(p.b.scale.mem) : d;
+  const VkBuffer per_binding[kBindings] = {a, a, a, b, b, b, c, c, d, d, bias, bias, as, as, bs, bs};
   VkDescriptorBufferInfo infos[kBindings];
   VkWriteDescriptorSet writes[kBindings];
   for (uint32_t i = 0; i < kBindings; ++i) {

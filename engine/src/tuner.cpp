@@ -37,8 +37,14 @@ std::string Tuner::problem_key(const Backend& be, const Problem& p) {
   k += "|" + be.device().name + "|" + be.device().driver;
   k += "|m" + std::to_string(p.m) + "n" + std::to_string(p.n) + "k" + std::to_string(p.k) + "b" +
        std::to_string(p.batch);
-  k += std::string("|") + og_dtype_name(p.a.dtype) + layout(p.a) + "," + og_dtype_name(p.b.dtype) + layout(p.b) +
-       "," + og_dtype_name(p.d.dtype) + layout(p.d);
+  // Block-scaled operands add their scale mode and layout (fp8 with 128-blockwise scales is not
+  // plain fp8; packed scales load differently from linear ones).
+  auto scales = [](const Operand& o) {
+    if (!o.scale.present()) return std::string();
+    return std::string("/") + og_scale_mode_name(o.scale.mode) + "rcp"[o.scale.layout];
+  };
+  k += std::string("|") + og_dtype_name(p.a.dtype) + scales(p.a) + layout(p.a) + "," + og_dtype_name(p.b.dtype) +
+       scales(p.b) + layout(p.b) + "," + og_dtype_name(p.d.dtype) + layout(p.d);
   k += "|act" + std::to_string(int(p.activation)) + "bias" + std::to_string(int(p.bias_mode)) +
        (p.c.present ? "c" : "");
   return k;
@@ -264,6 +270,8 @@ Tuner::Signature Tuner::signature(const Problem& p) {
     bits = bits * 2 + ((o.stride_col * eb) % 16 == 0);
     bits = bits * 2 + ((o.batch_stride * eb) % 16 == 0);
     bits = bits * 2 + (o.batch_stride > 0);
+    bits = bits * 8 + int64_t(o.scale.mode);
+    bits = bits * 4 + (o.scale.present() ? int64_t(o.scale.layout) : 0);
     return bits * 8 + int64_t(o.mem.kind);
   };
   const int64_t epilogue = ((int64_t(p.activation) * 4 + int64_t(p.bias_mode)) * 8 + int64_t(p.bias_dtype)) * 2 + (p.beta != 0.0f);

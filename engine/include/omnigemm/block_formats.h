@@ -107,8 +107,8 @@ OG_FUNC int og_sf_packed_offset(int row, int col, int padded_cols) {
 }
 /* The inverse: which (row, col) a byte offset holds. */
 OG_FUNC int og_sf_packed_row(int offset, int padded_cols) {
-  int tile = offset / 512, in = offset % 512;
-  return (tile / (padded_cols / 4)) * 128 + ((in / 4) % 4) * 32 + in / 16;
+  int tile = offset / 512, within = offset % 512;
+  return (tile / (padded_cols / 4)) * 128 + ((within / 4) % 4) * 32 + within / 16;
 }
 OG_FUNC int og_sf_packed_col(int offset, int padded_cols) {
   int tile = offset / 512;
@@ -167,8 +167,8 @@ OG_FUNC og_uint og_bf_round_quotient(og_uint n, int en, og_uint d, int ed, int m
   } else if (d == 0x8000000u) { /* a power of two: a shift */
     og_uint drop = og_uint(27 - k);
     q = n >> drop;
-    og_uint rem = n & ((1u << drop) - 1u), half = 1u << (drop - 1u);
-    up = rem > half || (rem == half && (q & 1u) != 0u);
+    og_uint rem = n & ((1u << drop) - 1u), tie = 1u << (drop - 1u);
+    up = rem > tie || (rem == tie && (q & 1u) != 0u);
   } else { /* long division, one quotient bit per step */
     q = n >= d ? 1u : 0u;
     og_uint r = n - q * d;
