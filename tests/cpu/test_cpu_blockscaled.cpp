@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "blockscaled_check.hpp"
@@ -154,4 +155,30 @@ TEST_CASE("cpu.blockscaled: a NaN block makes exactly its rows NaN; block-scaled
     CHECK(r.non_finite == 0);
     CHECK(r.rel_error <= tolerance(Dtype::f32, 96));
   }
+}
+
+TEST_CASE("cpu.blockscaled: on-miss tuning times block-scaled problems and keys them by scale mode and layout") {
+  const std::string cache = "/tmp/omnigemm_test_blockscaled_tune_" + std::to_string(test_seed()) + ".txt";
+  std::remove(cache.c_str());
+  auto ctx = Context::create({.backend = Backend::cpu, .tune_mode = TuneMode::on_miss, .tune_cache_path = cache});
+  REQUIRE(ctx.ok());
+  for (const BlockFormat& f : {block_formats()[0], block_formats()[4]}) {
+    BlockCase c;
+    c.format = f;
+    c.m = 96;
+    c.n = 80;
+    c.k = 256;
+    run_block_case(*ctx, c);  // tunes on this first call, then runs and is checked
+  }
+  std::FILE* fp = std::fopen(cache.c_str(), "r");
+  REQUIRE(fp != nullptr);
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, fp)) > 0;) text.append(buf, n);
+  std::fclose(fp);
+  std::remove(cache.c_str());
+  CAPTURE(text);
+  CHECK(text.find("mxfp8/VEC32_UE8M0r") != std::string::npos);   // row-major scales
+  CHECK(text.find("fp8_e4m3/VEC128_F32r") != std::string::npos);  // 128-blockwise: not plain fp8
+  CHECK(text.find("blockscaled:") != std::string::npos);
 }
