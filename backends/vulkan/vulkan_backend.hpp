@@ -43,6 +43,9 @@ class VulkanBackend final : public Backend {
   std::span<KernelFamily* const> families() const override { return all_; }
 
   Status synchronize(void*) override { return {}; }  // synchronous runs already waited
+  // og_quantize / og_dequantize on the device (vulkan_quantize.cpp, shaders/block_quantize.comp).
+  Status quantize(const Operand& src, const Operand& dst, bool operand_b, float& global, void* stream) override;
+  Status dequantize(const Operand& src, const Operand& dst, bool operand_b, void* stream) override;
   Status allocate(size_t bytes, og_memory& out) override;
   void release(const og_memory& mem) override;
   Status upload(const og_memory& dst, const void* src, size_t bytes) override;
@@ -81,6 +84,10 @@ class VulkanBackend final : public Backend {
   void destroy_queue_objects();
   VkResult new_descriptor_pool(VkDescriptorPool& pool);
   Status descriptor_set_for(const Problem& p, DescriptorUse use, VkDescriptorSet& set);
+  Status descriptor_set_with(const VkBuffer (&per_binding)[kBindings], DescriptorUse use, VkDescriptorSet& set);
+  // vulkan_quantize.cpp: one pass of shaders/block_quantize.comp over `count` invocations.
+  Status record_block_pass(uint32_t op, const Operand& plain, const Operand& blocked, bool operand_b, VkBuffer amax,
+                           uint32_t global_bits, uint64_t count, void* stream);
   Status begin(VkCommandBuffer cmd);
   Status submit_and_wait(VkCommandBuffer cmd);
   // vulkan_memory.cpp

@@ -34,8 +34,8 @@ struct PushConstants {
 };
 static_assert(sizeof(PushConstants) == 128, "push constants must stay within the 128 bytes every device has");
 
-enum class Shader : uint32_t { portable, coopmat, coopmat_bf16, coopmat2, coopmat2_bf16 };
-constexpr int kShaderCount = 5;
+enum class Shader : uint32_t { portable, coopmat, coopmat_bf16, coopmat2, coopmat2_bf16, block_quantize };
+constexpr int kShaderCount = 6;
 
 // Specialization constants ids 0..count-1 (ids past `count` keep the shader's defaults).
 struct Specialization {

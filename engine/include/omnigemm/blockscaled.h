@@ -91,9 +91,10 @@ OG_API og_status og_quantize_host(const og_matrix* src, og_matrix* dst, og_opera
 /* Dequantises src (block-scaled) into dst (f32, f16 or bf16, same op() shape). Host memory. */
 OG_API og_status og_dequantize_host(const og_matrix* src, const og_matrix* dst, og_operand which);
 /* The same on the context's device, operands in its memory (host memory on the CPU backend),
- * enqueued on `stream` as og_gemm_async enqueues (CPU: NULL, runs at once). nvfp4 with
- * dst->scale.global == 0 waits for the device to find the global factor. A backend without
- * device quantisation for a format answers OG_ERROR_UNSUPPORTED, naming what it has. */
+ * enqueued on `stream` as og_gemm_async enqueues (CPU: NULL, runs at once), with results
+ * bit-exact with the host functions. nvfp4 with dst->scale.global == 0 reads the global factor
+ * back from the device (Vulkan: stream must then be NULL). The CPU and Vulkan backends have device
+ * quantisation; one without it (CUDA, for now) answers OG_ERROR_UNSUPPORTED. */
 OG_API og_status og_quantize(og_context* ctx, const og_matrix* src, og_matrix* dst, og_operand which, void* stream);
 OG_API og_status og_dequantize(og_context* ctx, const og_matrix* src, const og_matrix* dst, og_operand which,
                                void* stream);
