@@ -1,5 +1,5 @@
 #version 450
-// tile_schedule.h and epilogue.h compiled as GLSL (Vulkan compute).
+// tile_schedule.h, epilogue.h and block_formats.h compiled as GLSL (Vulkan compute).
 #extension GL_GOOGLE_include_directive : require
 #include "omnigemm/tile_schedule.h"
 #include "omnigemm/epilogue.h"
