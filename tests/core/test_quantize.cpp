@@ -376,6 +376,12 @@ TEST_CASE("device quantisation on the CPU backend equals the host quantiser bit 
     }
 }
 
+TEST_CASE("device quantisation on the CPU backend: operands at buffer offsets, from og_memory_alloc") {
+  auto ctx = Context::create({.backend = Backend::cpu, .cpu_threads = 2});
+  REQUIRE(ctx.ok());
+  check_device_quantization(*ctx);
+}
+
 TEST_CASE("og_scale_info_get: geometry per format and layout") {
   struct Row { Dtype dtype; ScaleMode mode; ScaleLayout layout; int64_t m, k; int block_k, block_rows, bytes;
                int64_t rows, cols, stored_rows, stored_cols, ld, total; };
