@@ -92,6 +92,23 @@ class ScratchBuffers {
     return be_.upload(out, host.data(), bytes);
   }
 
+  // A scale tensor for `b` over `batches` batches, every scale 1 (E8M0 127, e4m3 0x38, f32 1.0):
+  // timings do not depend on the values, and no block turns into NaNs or infinities.
+  Status make_scales(const BlockScale& b, int64_t batches, og_memory& out) {
+    const size_t count = size_t(std::max<int64_t>((batches - 1) * b.batch_stride + b.extent(), 1));
+    const size_t bytes = count * size_t(b.bytes);
+    Status s = be_.allocate(bytes, out);
+    if (!s) return s;
+    owned_.push_back(out);
+    std::vector<uint8_t> host(bytes);
+    const float one = 1.0f;
+    for (size_t i = 0; i < count; ++i) {
+      if (b.bytes == 4) std::memcpy(&host[i * 4], &one, 4);
+      else host[i] = b.mode == OG_SCALE_MODE_VEC16_UE4M3 ? 0x38 : 127;
+    }
+    return be_.upload(out, host.data(), bytes);
+  }
+
  private:
   Backend& be_;
   std::vector<og_memory> owned_;
@@ -375,6 +392,9 @@ Status Tuner::tune(Backend& be, const Problem& p, Config& best, const TuneOption
     const int64_t len = (p.bias_mode == OG_BIAS_PER_N ? p.n : p.m) + (p.batch - 1) * p.bias_batch_stride;
     if (!(s = scratch.make(len, p.bias_dtype, base.bias))) return s;
   }
+  // Block scales: scratch too (the caller's may be host memory the engine has not staged yet).
+  for (Operand* o : {&base.a, &base.b})
+    if (o->present && o->scale.present() && !(s = scratch.make_scales(o->scale, p.batch, o->scale.mem))) return s;
   std::vector<Problem> rotation(size_t(sets), base);
   for (Problem& q : rotation) {
     if (p.a.present && !(s = scratch.make(a_elems, p.a.dtype, q.a.mem))) return s;
