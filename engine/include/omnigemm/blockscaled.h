@@ -93,8 +93,8 @@ OG_API og_status og_dequantize_host(const og_matrix* src, const og_matrix* dst, 
 /* The same on the context's device, operands in its memory (host memory on the CPU backend),
  * enqueued on `stream` as og_gemm_async enqueues (CPU: NULL, runs at once), with results
  * bit-exact with the host functions. nvfp4 with dst->scale.global == 0 reads the global factor
- * back from the device (Vulkan: stream must then be NULL). The CPU and Vulkan backends have device
- * quantisation; one without it (CUDA, for now) answers OG_ERROR_UNSUPPORTED. */
+ * back from the device (Vulkan: stream must then be NULL). The CPU, Vulkan and CUDA backends have
+ * device quantisation; a backend without it answers OG_ERROR_UNSUPPORTED. */
 OG_API og_status og_quantize(og_context* ctx, const og_matrix* src, og_matrix* dst, og_operand which, void* stream);
 OG_API og_status og_dequantize(og_context* ctx, const og_matrix* src, const og_matrix* dst, og_operand which,
                                void* stream);
