@@ -191,3 +191,32 @@ TEST_CASE("vulkan block-scaled: on-miss tuning through og_gemm_host times on dev
   std::remove(cache.c_str());
   CHECK(detail::vulkan_validation_message_count() == 0);
 }
+
+TEST_CASE("vulkan block-scaled: a block-scaled operand times a plain one, either side") {
+  auto ctx = backend_context(Backend::vulkan, "block-scaled x plain");
+  if (!ctx) return;
+  for (int which = 0; which < 2; ++which) {
+    BlockOperand Q;
+    HostMatrix P(which ? 70 : 96, which ? 96 : 50, which ? Dtype::bf16 : Dtype::f16);
+    P.randomize();
+    if (which == 0)
+      REQUIRE(make_block_operand(Q, Operand::a, Dtype::mxfp4, ScaleMode::dtype_default, 70, 96, Layout::row_major, false,
+                                 ScaleLayout::packed).ok());
+    else
+      REQUIRE(make_block_operand(Q, Operand::b, Dtype::fp8_e5m2, ScaleMode::vec128_f32, 50, 96, Layout::row_major, true,
+                                 ScaleLayout::col_major).ok());
+    HostMatrix D(70, 50, Dtype::f32);
+    D.poison();
+    Gemm g;
+    g.a = which == 0 ? Q.host_view() : P.host_view();
+    g.b = which == 0 ? P.host_view() : Q.host_view();
+    g.d = D.host_view();
+    const Status s = ctx->run_host(g);
+    REQUIRE_MESSAGE(s.ok(), s.message);
+    const Reference ref = which == 0 ? reference_gemm(Q.deq, P, nullptr, nullptr, {}, 1) : reference_gemm(P, Q.deq, nullptr, nullptr, {}, 1);
+    const ErrorReport r = compare(D, ref);
+    CHECK(r.non_finite == 0);
+    CHECK(r.rel_error <= tolerance(Dtype::f32, 96));
+  }
+  CHECK(detail::vulkan_validation_message_count() == 0);
+}
