@@ -28,9 +28,9 @@ int element_format(og_dtype d) {
   }
 }
 
-Status resolve_scale_mode(og_dtype dtype, og_scale_mode requested, const char* name, og_scale_mode& out) {
-  const int64_t m = enum_int(requested);
+Status resolve_scale_mode(og_dtype dtype, int64_t m, const char* name, og_scale_mode& out) {
   if (m < 0 || m >= OG_SCALE_MODE_COUNT) return invalid(std::string(name) + ": unknown scale mode " + str(m));
+  const og_scale_mode requested = og_scale_mode(m);
   const std::string who = std::string(name) + ": dtype " + og_dtype_name(dtype);
   switch (dtype) {
     case OG_DTYPE_MXFP8:
@@ -71,7 +71,7 @@ Status resolve_block_scale(const og_scales& s, og_dtype dtype, int64_t rows_mn, 
                            BlockScale& b) {
   b = BlockScale{};
   og_scale_mode mode;
-  if (Status st = resolve_scale_mode(dtype, s.mode, name, mode); !st) return st;
+  if (Status st = resolve_scale_mode(dtype, enum_int(s.mode), name, mode); !st) return st;
   if (mode == OG_SCALE_MODE_DEFAULT) return {};
   const std::string who = std::string(name) + " scales: ";
   b.mode = mode;

@@ -52,9 +52,10 @@ struct BlockScale {
 bool dtype_is_fp4(og_dtype d);
 // The element encoding of a block-scaled dtype (or an fp8 dtype): OG_BF_ELEM_*.
 int element_format(og_dtype d);
-// The scale mode a dtype takes with `requested` (DEFAULT resolves to the dtype's own), or an
-// invalid_argument Status naming what the dtype takes. `name` prefixes messages ("A").
-Status resolve_scale_mode(og_dtype dtype, og_scale_mode requested, const char* name, og_scale_mode& out);
+// The scale mode a dtype takes with `requested` (the og_scale_mode value as stored, maybe out of
+// range; DEFAULT resolves to the dtype's own), or an invalid_argument Status naming what the dtype
+// takes. `name` prefixes messages ("A").
+Status resolve_scale_mode(og_dtype dtype, int64_t requested, const char* name, og_scale_mode& out);
 
 // Resolves and checks the scale fields of a block-scaled operand whose op() view is
 // rows_mn x k (M x K for A, N x K for B, after op()): mode, layout, ld, batch stride, global

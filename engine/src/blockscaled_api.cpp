@@ -19,9 +19,11 @@ Status invalid(std::string msg) { return error(StatusCode::invalid_argument, std
 
 constexpr uint32_t kPlainDtypes = (1u << OG_DTYPE_F32) | (1u << OG_DTYPE_F16) | (1u << OG_DTYPE_BF16);
 
-Status check_which(og_operand which) {
+// The operand a caller named, read without loading an out-of-range enum value (undefined in C++).
+Status check_which(const og_operand& which, og_operand& out) {
   const int64_t w = enum_int(which);
   if (w != OG_OPERAND_A && w != OG_OPERAND_B) return invalid("operand must be OG_OPERAND_A or OG_OPERAND_B, not " + std::to_string(w));
+  out = w == OG_OPERAND_B ? OG_OPERAND_B : OG_OPERAND_A;
   return {};
 }
 
@@ -75,10 +77,11 @@ Status check_pair(const Operand& plain, const Operand& blocked, const char* plai
   return {};
 }
 
-Status quantize(og_context* ctx, const og_matrix* src, og_matrix* dst, og_operand which, void* stream) {
+Status quantize(og_context* ctx, const og_matrix* src, og_matrix* dst, const og_operand& given, void* stream) {
   if (!src || !dst) return invalid("null matrix");
   Status s;
-  if (!(s = check_which(which))) return s;
+  og_operand which;
+  if (!(s = check_which(given, which))) return s;
   Operand in, out;
   if (!(s = plain_view(*src, "src", in))) return s;
   if (!(s = block_view(*dst, which, "dst", true, out))) return s;
@@ -109,10 +112,11 @@ Status quantize(og_context* ctx, const og_matrix* src, og_matrix* dst, og_operan
   return {};
 }
 
-Status dequantize(og_context* ctx, const og_matrix* src, const og_matrix* dst, og_operand which, void* stream) {
+Status dequantize(og_context* ctx, const og_matrix* src, const og_matrix* dst, const og_operand& given, void* stream) {
   if (!src || !dst) return invalid("null matrix");
   Status s;
-  if (!(s = check_which(which))) return s;
+  og_operand which;
+  if (!(s = check_which(given, which))) return s;
   Operand in, out;
   if (!(s = block_view(*src, which, "src", false, in))) return s;
   if (!(s = plain_view(*dst, "dst", out))) return s;
@@ -131,10 +135,11 @@ Status dequantize(og_context* ctx, const og_matrix* src, const og_matrix* dst, o
   return {};
 }
 
-Status convert(const og_matrix* from, const og_matrix* to, og_operand which) {
+Status convert(const og_matrix* from, const og_matrix* to, const og_operand& given) {
   if (!from || !to) return invalid("null matrix");
   Status s;
-  if (!(s = check_which(which))) return s;
+  og_operand which;
+  if (!(s = check_which(given, which))) return s;
   Operand f, t;
   if (!(s = block_view(*from, which, "from", false, f))) return s;
   if (!(s = block_view(*to, which, "to", false, t))) return s;
@@ -164,9 +169,10 @@ og_status og_scale_info_get(const og_matrix* m, og_operand which, og_scale_info*
     if (!m || !out) return invalid("null matrix or output");
     *out = og_scale_info{};
     Status s;
-    if (!(s = check_which(which))) return s;
+    og_operand w;
+    if (!(s = check_which(which, w))) return s;
     Operand o;
-    if (!(s = block_view(*m, which, "matrix", true, o))) return s;  // an nvfp4 global 0 is fine here
+    if (!(s = block_view(*m, w, "matrix", true, o))) return s;  // an nvfp4 global 0 is fine here
     *out = scale_info_of(o.scale);
     return {};
   });
