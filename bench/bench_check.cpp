@@ -1,5 +1,6 @@
 #include "bench_check.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 
@@ -24,28 +25,44 @@ std::pair<std::vector<uint8_t>, std::vector<uint8_t>>& HostProblem::converted(og
 
 Status make_host_problem(HostProblem& hp, uint64_t seed) {
   const Shape& s = hp.shape;
-  if (!hp.dt.format.empty()) {
+  const Storage& st = hp.st;
+  const int64_t batch = st.batch;
+  if (!hp.dt.format.empty()) {  // one matrix each, A M x K row-major, B held N x K
     hp.format = find_format(hp.dt.format);
     if (!hp.format) return invalid("unknown format " + hp.dt.format);
-    hp.b_col_major = true;  // B held N x K, as the tutorial and cuBLASLt hold it
-    Status st = make_block_operand(*hp.format, OG_OPERAND_A, s.m, s.k, seed * 2 + 1, hp.qa, hp.a);
-    if (st) st = make_block_operand(*hp.format, OG_OPERAND_B, s.n, s.k, seed * 2 + 2, hp.qb, hp.b);
-    if (!st) return st;
+    if (batch != 1 || st.a_col_major || !st.b_col_major)
+      return invalid("block-scaled formats run one M x K row-major A and one B held N x K");
+    Status status = make_block_operand(*hp.format, OG_OPERAND_A, s.m, s.k, seed * 2 + 1, hp.qa, hp.a);
+    if (status) status = make_block_operand(*hp.format, OG_OPERAND_B, s.n, s.k, seed * 2 + 2, hp.qb, hp.b);
+    if (!status) return status;
   } else {
-    hp.a = HostMatrix(s.m, s.k, D(hp.dt.in));
-    hp.b = HostMatrix(s.k, s.n, D(hp.dt.in), hp.b_col_major ? Layout::col_major : Layout::row_major);
+    hp.a = HostMatrix(s.m, s.k, D(hp.dt.in), st.a_col_major ? Layout::col_major : Layout::row_major, st.a_pad, batch,
+                      st.a_gap);
+    hp.b = HostMatrix(s.k, s.n, D(hp.dt.in), st.b_col_major ? Layout::col_major : Layout::row_major, st.b_pad,
+                      st.b_broadcast ? 1 : batch, st.b_gap);
     fill_fast(hp.a, seed * 2 + 1);
     fill_fast(hp.b, seed * 2 + 2);
   }
-  hp.full_check = double(s.m) * double(s.n) * double(s.k) <= double(1 << 24);
+  hp.d_ld = std::max<int64_t>(s.n, 1) + st.d_pad;
+  hp.d_batch_stride = s.m * hp.d_ld + st.d_gap;
+  hp.d_elements = std::max<int64_t>(hp.d_batch_stride * batch, 1);
+  hp.full_check = double(s.m) * double(s.n) * double(s.k) * double(batch) <= double(1 << 24);
   hp.check_at.clear();
   if (hp.full_check) {
-    for (int64_t i = 0; i < s.m; ++i)
-      for (int64_t j = 0; j < s.n; ++j) hp.check_at.push_back({i, j});
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t j = 0; j < s.n; ++j) hp.check_at.push_back({b, i, j});
   } else {
     std::mt19937_64 g(seed ^ 0x5eed);
-    hp.check_at = {{0, 0}, {s.m - 1, s.n - 1}, {0, s.n - 1}, {s.m - 1, 0}};
-    while (hp.check_at.size() < 256) hp.check_at.push_back({int64_t(g() % uint64_t(s.m)), int64_t(g() % uint64_t(s.n))});
+    // The corners of the first and the last batch, each once (a one-row D has two).
+    for (int64_t b : {int64_t(0), batch - 1})
+      for (auto [i, j] : {std::pair<int64_t, int64_t>{0, 0}, {s.m - 1, s.n - 1}, {0, s.n - 1}, {s.m - 1, 0}}) {
+        const bool seen = std::any_of(hp.check_at.begin(), hp.check_at.end(),
+                                      [&](const HostProblem::At& e) { return e.b == b && e.i == i && e.j == j; });
+        if (!seen) hp.check_at.push_back({b, i, j});
+      }
+    while (hp.check_at.size() < 256)
+      hp.check_at.push_back({int64_t(g() % uint64_t(batch)), int64_t(g() % uint64_t(s.m)), int64_t(g() % uint64_t(s.n))});
   }
   EpilogueSpec epi;
   if (hp.leaky) {
@@ -54,15 +71,16 @@ Status make_host_problem(HostProblem& hp, uint64_t seed) {
   }
   hp.ref.assign(hp.check_at.size(), 0);
   std::vector<double> row(size_t(s.k));
-  int64_t cached_row = -1;
+  int64_t cached_b = -1, cached_i = -1;
   for (size_t e = 0; e < hp.check_at.size(); ++e) {
-    const auto [i, j] = hp.check_at[e];
-    if (i != cached_row) {
-      for (int64_t k = 0; k < s.k; ++k) row[size_t(k)] = hp.a.get(0, i, k);
-      cached_row = i;
+    const auto [b, i, j] = hp.check_at[e];
+    const int64_t ab = hp.a.batches > 1 ? b : 0, bb = hp.b.batches > 1 ? b : 0;
+    if (b != cached_b || i != cached_i) {
+      for (int64_t k = 0; k < s.k; ++k) row[size_t(k)] = hp.a.get(ab, i, k);
+      cached_b = b, cached_i = i;
     }
     double acc = 0;
-    for (int64_t k = 0; k < s.k; ++k) acc += row[size_t(k)] * hp.b.get(0, k, j);
+    for (int64_t k = 0; k < s.k; ++k) acc += row[size_t(k)] * hp.b.get(bb, k, j);
     hp.ref[e] = apply_epilogue(epi, acc, 0.0, 0.0).value;
   }
   return {};
@@ -79,8 +97,8 @@ Check check_output(const HostProblem& hp, const std::vector<uint8_t>& d_bytes, o
   const size_t es = size_t(dtype_size(d));
   double num = 0, den = 0;
   for (size_t e = 0; e < hp.check_at.size(); ++e) {
-    const auto [i, j] = hp.check_at[e];
-    const double o = decode(D(d), &d_bytes[size_t(i * hp.shape.n + j) * es]);
+    const auto [b, i, j] = hp.check_at[e];
+    const double o = decode(D(d), &d_bytes[size_t(b * hp.d_batch_stride + i * hp.d_ld + j) * es]);
     if (!std::isfinite(o)) {
       ++c.non_finite;
       continue;
@@ -105,8 +123,8 @@ std::vector<uint8_t> poison_bytes(og_dtype d, size_t elements) {
 void corrupt_for_self_test(const HostProblem& hp, std::vector<uint8_t>& out, og_dtype d) {
   const char* e = std::getenv("OMNIGEMM_BENCH_CORRUPT");
   if (!e || *e != '1') return;
-  const auto [i, j] = hp.check_at[0];
-  encode(D(d), &out[size_t(i * hp.shape.n + j) * size_t(dtype_size(d))], float(hp.ref[0] * 2.0 + 1.0));
+  const auto [b, i, j] = hp.check_at[0];
+  encode(D(d), &out[size_t(b * hp.d_batch_stride + i * hp.d_ld + j) * size_t(dtype_size(d))], float(hp.ref[0] * 2.0 + 1.0));
 }
 #endif
 

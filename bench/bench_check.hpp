@@ -1,7 +1,7 @@
 // omnigemm-bench's inputs and result check: random host operands (never 0) made from the seed,
 // the float64 reference at the checked output elements (every element up to 2^24 multiply-adds,
-// else 256 sampled ones including the four corners) and the relative-error check of one
-// downloaded output against it.
+// else 256 sampled ones including the four corners of the first and last batch) and the
+// relative-error check of one downloaded output against it.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,7 @@ inline Dtype D(og_dtype d) { return static_cast<Dtype>(d); }
 struct HostProblem {
   Shape shape;
   DtypeSpec dt;
-  bool b_col_major = false;
+  Storage st;  // layouts, leading-dimension pads, batches (shape.storage for --random)
   bool leaky = false;
   float slope = 0.1f;
   std::string forced_config;
@@ -33,8 +33,13 @@ struct HostProblem {
   BlockOperand qa, qb;
   std::unique_ptr<HostProblem> plain;
   HostMatrix a, b;
-  // Checked output elements (row, col) and their float64 reference values.
-  std::vector<std::pair<int64_t, int64_t>> check_at;
+  // D (M x N row-major per batch): leading dimension, batch stride and storage, in elements.
+  int64_t d_ld = 0, d_batch_stride = 0, d_elements = 0;
+  // Checked output elements (batch, row, col) and their float64 reference values.
+  struct At {
+    int64_t b, i, j;
+  };
+  std::vector<At> check_at;
   std::vector<double> ref;
   bool full_check = false;
 
@@ -48,8 +53,9 @@ struct HostProblem {
   std::pair<std::vector<uint8_t>, std::vector<uint8_t>>& converted(og_dtype d);
 };
 
-// Draws A and B from `seed` (block-scaled formats: quantises them and keeps the dequantised
-// values in a and b) and computes the reference at the checked elements.
+// Lays A, B and D out as hp.st says, draws A and B from `seed` (block-scaled formats: quantises
+// them and keeps the dequantised values in a and b) and computes the reference at the checked
+// elements.
 Status make_host_problem(HostProblem& hp, uint64_t seed);
 
 struct Check {
@@ -59,7 +65,7 @@ struct Check {
   std::string text() const;  // "ok", "FAIL (3 not finite)", "FAIL (err 1.2e-02 > 9.8e-04)"
 };
 
-// D (row-major M x N of dtype d, downloaded) against the reference at the checked elements:
+// D (hp's D storage of dtype d, downloaded) against the reference at the checked elements:
 // ||out - ref|| / ||ref|| under tolerance(d, K, input dtype, input dtype).
 Check check_output(const HostProblem& hp, const std::vector<uint8_t>& d_bytes, og_dtype d);
 

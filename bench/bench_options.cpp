@@ -3,10 +3,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <utility>
 
 #include "bench_formats.hpp"
+#include "bench_random.hpp"
 #include "bench_util.hpp"
 
 namespace omnigemm::bench {
@@ -34,7 +36,7 @@ og_dtype default_output(og_dtype in) {
 void print_usage() {
   std::puts(
       "omnigemm-bench [options]\n"
-      "  --backend cpu,vulkan,cuda     backends to run (default: every available one)\n"
+      "  --backend cpu,vulkan,cuda,hip backends to run (default: every available one)\n"
       "  --dtype f16,bf16,f32,fp8_e4m3,fp8_e5m2[:out]  input dtypes; output dtype rule: f32->f32,\n"
       "                                f16->f16, bf16->bf16, fp8->f16; 'in:out' overrides (e.g. f16:f32)\n"
       "  --format mxfp8|mxfp8_e5m2|mxfp4|nvfp4|fp8_block128[:out]  block-scaled formats instead of --dtype\n"
@@ -46,6 +48,15 @@ void print_usage() {
       "  --shapes MxNxK,...            explicit shapes\n"
       "  --llm                         M in {16,128,4096} x (N,K) in {(4096,4096),(14336,4096),(4096,14336)}\n"
       "  --K_range A B --K_step S --MN X   K sweep with M=N=X (default X=4096)\n"
+      "  --random N                    N problems drawn from --seed: M, N, K log-uniform in [1, 16384] (a share\n"
+      "                                skinny or small), A and B in either layout, leading dimensions and batch\n"
+      "                                strides 16-byte aligned or not, some batched (B broadcast on some), the\n"
+      "                                dtype of each from --dtype; each problem at most 2^40 FLOPs and 2^27\n"
+      "                                elements (its largest dimension halved until it fits); --budget-ms\n"
+      "                                defaults to 100. Prints and writes (summary.csv, results.json) the\n"
+      "                                geometric mean, 10th percentile and minimum of the vendor/OmniGEMM ratios\n"
+      "  --random-max-dim D            largest M, N, K the random sweep draws (default 16384)\n"
+      "  --random-max-flops F          FLOPs cap per random problem (default 2^40)\n"
       "  --epilogue leaky_relu         fused leaky_relu (OmniGEMM) vs vendor GEMM + a separate pass\n"
       "  --activation-pass auto|loop|kernel|omnigemm   the vendor's separate activation pass: a host loop\n"
       "                                (CPU only; CPU default), a PTX kernel (CUDA only; CUDA default) or\n"
@@ -60,13 +71,13 @@ void print_usage() {
       "  --warmup-ms X                 device time run before timing each implementation (default 30 ms,\n"
       "                                at least what the backend needs to bring its clocks up: 1.5 s on Vulkan)\n"
       "  --max-config-seconds X        skip configurations estimated to take longer (default 20)\n"
-      "  --seed N                      input seed (default: fresh, printed)\n"
+      "  --seed N                      input seed, and the random sweep's shapes (default: fresh, printed)\n"
       "  --no-vendor                   skip vendor baselines\n"
       "  --out DIR                     CSV/JSON/plots (default bench/out if it exists, else ./omnigemm-bench-out)\n"
       "  --no-plot                     no plot\n"
       "  --python PATH|none            interpreter for plot.py (default: the first python3 with matplotlib;\n"
       "                                none, or none found: a basic plot.svg written by the bench itself)\n"
-      "Environment: OMNIGEMM_CUBLAS_DIR, OMNIGEMM_OPENBLAS_DIR (folders of the vendor libraries).");
+      "Environment: OMNIGEMM_CUBLAS_DIR, OMNIGEMM_ROCBLAS_DIR, OMNIGEMM_OPENBLAS_DIR (folders of the vendor libraries).");
 }
 
 
@@ -159,6 +170,18 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
           o.shapes.push_back({std::stoll(p[0]), std::stoll(p[1]), std::stoll(p[2])});
         }
         o.sweep = "list";
+      } else if (a == "--random") {
+        if (!(v = need(i, "--random"))) return false;
+        o.random_count = std::stoi(v);
+        if (o.random_count <= 0) { err = "--random needs a positive count"; return false; }
+      } else if (a == "--random-max-dim") {
+        if (!(v = need(i, "--random-max-dim"))) return false;
+        o.random_max_dim = std::stoll(v);
+        if (o.random_max_dim < 1 || o.random_max_dim > (int64_t(1) << 20)) { err = "--random-max-dim in [1, 2^20]"; return false; }
+      } else if (a == "--random-max-flops") {
+        if (!(v = need(i, "--random-max-flops"))) return false;
+        o.random_max_flops = std::stod(v);
+        if (!(o.random_max_flops >= 2)) { err = "--random-max-flops must be at least 2"; return false; }
       } else if (a == "--K_range") {
         if (i + 2 >= argc) { err = "--K_range needs two values"; return false; }
         k_lo = std::stoll(argv[++i]);
@@ -184,6 +207,7 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
       } else if (a == "--budget-ms") {
         if (!(v = need(i, "--budget-ms"))) return false;
         o.budget_ms = std::stod(v);
+        o.budget_given = true;
       } else if (a == "--max-config-seconds") {
         if (!(v = need(i, "--max-config-seconds"))) return false;
         o.max_config_s = std::stod(v);
@@ -206,6 +230,32 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
   if ((k_step != 0 || mn_given) && k_lo == 0 && k_hi == 0) {
     err = "--K_step and --MN belong to a K sweep: add --K_range A B";
     return false;
+  }
+  if (o.random_count > 0) {
+    if (k_lo > 0 || k_hi > 0 || llm || quick || !sizes.empty() || o.sweep == "list") {
+      err = "--random draws its own shapes: leave out --sizes, --shapes, --quick, --llm and --K_range";
+      return false;
+    }
+    if (o.epilogue_leaky) {
+      err = "--random times the plain GEMM: leave out --epilogue";
+      return false;
+    }
+    if (formats) {
+      err = "--random draws storage the block-scaled formats do not take: use --format with --shapes or --K_range";
+      return false;
+    }
+    if (o.b_layout != "auto") {
+      err = "--random draws B's layout per problem: leave out --b-layout";
+      return false;
+    }
+    if (!o.budget_given) o.budget_ms = 100;
+    if (!o.seed_given) {  // the shapes come from the seed too: draw it here, main() prints it
+      o.seed = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+      o.seed_given = true;
+    }
+    o.sweep = "random";
+    o.shapes = random_shapes(o);
+    return true;
   }
   if (k_lo > 0 || k_hi > 0) {
     if (k_lo <= 0 || k_hi < k_lo || k_step < 0) { err = "--K_range A B needs 0 < A <= B"; return false; }

@@ -11,8 +11,22 @@
 
 namespace omnigemm::bench {
 
+// How one problem's operands are stored. The random sweep draws it per problem; the other sweeps
+// use the defaults (packed, A and D row-major, one batch) with B's layout from --b-layout.
+struct Storage {
+  bool a_col_major = false;  // A (M x K) stored column-major (M-major); row-major is K-major
+  bool b_col_major = false;  // B (K x N) stored column-major (K-major); row-major is N-major
+  int64_t a_pad = 0, b_pad = 0, d_pad = 0;  // elements added to each leading dimension
+  int64_t batch = 1;
+  int64_t a_gap = 0, b_gap = 0, d_gap = 0;  // elements between batches beyond one matrix
+  bool b_broadcast = false;                 // one B for every batch (batch stride 0)
+};
+
 struct Shape {
   int64_t m = 0, n = 0, k = 0;
+  bool drawn = false;  // from --random: `storage` and `dtype` (an index into Options::dtypes) apply
+  Storage storage;
+  int dtype = 0;
   std::string label() const { return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k); }
 };
 
@@ -27,7 +41,11 @@ struct Options {
   std::vector<og_backend> backends;  // empty: every available one
   std::vector<DtypeSpec> dtypes{{OG_DTYPE_F16, OG_DTYPE_F16}};
   std::vector<Shape> shapes;
-  std::string sweep = "square";   // square | k | list | llm: the x axis of the plot
+  std::string sweep = "square";   // square | k | list | llm | random: the x axis of the plot
+  int random_count = 0;           // --random N: N problems drawn from the seed (bench_random.hpp)
+  int64_t random_max_dim = 16384;
+  double random_max_flops = 1099511627776.0;  // 2^40 per problem
+  bool budget_given = false;
   std::string out_dir;
   std::string b_layout = "auto";  // auto (row-major; column-major for fp8) | row | col
   bool epilogue_leaky = false;

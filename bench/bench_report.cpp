@@ -11,6 +11,8 @@
 #include <map>
 #include <thread>
 
+#include "bench_random.hpp"
+#include "bench_summary.hpp"
 #include "bench_util.hpp"
 
 namespace omnigemm::bench {
@@ -30,6 +32,11 @@ void print_table(const std::vector<Row>& rows) {
     const Row* v = (i + 1 < rows.size() && rows[i + 1].impl == "vendor") ? &rows[i + 1] : nullptr;
     std::string note = v ? (v->status == "ok" || v->status == "FAIL" ? v->check : v->status + ": " + v->note) : "-";
     if (r.status != "ok" && r.status != "FAIL") note = r.note;
+    if (r.sweep == "random") {  // how the operands were stored
+      Shape s = r.shape;
+      s.storage = r.storage;
+      note += "  [" + storage_text(s) + "]";
+    }
     std::printf("%-7s %-18s %-3s %-5s %6lld %6lld %6lld %10s %12s %10s %12s %7s  %-8s %s\n", r.backend.c_str(),
                 r.dt.name().c_str(), r.layout.c_str(), r.epilogue.c_str(), (long long)r.shape.m, (long long)r.shape.n,
                 (long long)r.shape.k, std::isfinite(r.t.median) ? fmt("%.4f", r.t.median).c_str() : "-",
@@ -49,7 +56,16 @@ void print_table(const std::vector<Row>& rows) {
 
 static const char* kCsvHeader =
     "sweep,x,backend,device,impl,label,dtype_in,dtype_out,b_layout,epilogue,M,N,K,ms_median,ms_q20,ms_q80,tflops,"
-    "samples,inner,sets,ratio_vendor_over_omnigemm,status,check,rel_error,tolerance,config,note,host_us_per_launch";
+    "samples,inner,sets,ratio_vendor_over_omnigemm,status,check,rel_error,tolerance,config,note,host_us_per_launch,"
+    "lda,ldb,ldd,batch,b_broadcast,aligned";
+
+// Leading dimensions as stored (packed when the row has no pads).
+static int64_t ld_of(const Row& r, char which) {
+  const Storage& st = r.storage;
+  if (which == 'a') return std::max<int64_t>(st.a_col_major ? r.shape.m : r.shape.k, 1) + st.a_pad;
+  if (which == 'b') return std::max<int64_t>(st.b_col_major ? r.shape.k : r.shape.n, 1) + st.b_pad;
+  return std::max<int64_t>(r.shape.n, 1) + st.d_pad;
+}
 
 void write_csv(const std::string& path, const std::vector<Row>& rows) {
   std::ofstream f(path);
@@ -61,12 +77,15 @@ void write_csv(const std::string& path, const std::vector<Row>& rows) {
       << "," << fmt("%.6g", r.t.q20) << "," << fmt("%.6g", r.t.q80) << "," << fmt("%.6g", r.tflops) << ","
       << r.t.samples << "," << r.t.inner << "," << r.sets << "," << fmt("%.4g", r.ratio) << "," << r.status << ","
       << csv_field(r.check) << "," << fmt("%.3g", r.rel_error) << "," << fmt("%.3g", r.tol) << "," << r.config
-      << "," << csv_field(r.note) << "," << fmt("%.3g", r.t.host_us) << "\n";
+      << "," << csv_field(r.note) << "," << fmt("%.3g", r.t.host_us) << "," << ld_of(r, 'a') << "," << ld_of(r, 'b') << ","
+      << ld_of(r, 'd') << "," << r.storage.batch << "," << (r.storage.b_broadcast ? 1 : 0) << "," << (r.aligned ? 1 : 0)
+      << "\n";
   }
 }
 
 
-void write_json(const std::string& path, const Header& h, const std::vector<Row>& rows) {
+void write_json(const std::string& path, const Header& h, const std::vector<Row>& rows,
+                const std::vector<RatioSummary>& summary) {
   std::ofstream f(path);
   f << "{\n  \"tool\": \"omnigemm-bench\",\n  \"date\": " << jstr(h.date) << ",\n  \"command\": " << jstr(h.command)
     << ",\n  \"seed\": " << jstr(h.seed) << ",\n  \"environment\": {";
@@ -85,9 +104,13 @@ void write_json(const std::string& path, const Header& h, const std::vector<Row>
       << ", \"ratio_vendor_over_omnigemm\": " << jnum(r.ratio) << ", \"status\": " << jstr(r.status)
       << ", \"check\": " << jstr(r.check) << ", \"rel_error\": " << jnum(r.rel_error)
       << ", \"tolerance\": " << jnum(r.tol) << ", \"config\": " << jstr(r.config) << ", \"note\": " << jstr(r.note)
-      << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+      << ", \"lda\": " << ld_of(r, 'a') << ", \"ldb\": " << ld_of(r, 'b') << ", \"ldd\": " << ld_of(r, 'd')
+      << ", \"batch\": " << r.storage.batch << ", \"b_broadcast\": " << (r.storage.b_broadcast ? "true" : "false")
+      << ", \"aligned\": " << (r.aligned ? "true" : "false") << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
   }
-  f << "  ]\n}\n";
+  f << "  ]";
+  write_summary_json(f, summary);
+  f << "\n}\n";
 }
 
 // A plain SVG line chart of the successful rows (throughput against x), written without python

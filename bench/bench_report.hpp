@@ -9,6 +9,7 @@
 
 #include "bench_options.hpp"
 #include "bench_run.hpp"
+#include "bench_summary.hpp"
 
 namespace omnigemm::bench {
 
@@ -23,7 +24,9 @@ void print_table(const std::vector<Row>& rows);
 // og_gemm_explain's report of every OmniGEMM row that has one (--explain), under a line naming the row.
 void print_explanations(const std::vector<Row>& rows);
 void write_csv(const std::string& path, const std::vector<Row>& rows);
-void write_json(const std::string& path, const Header& h, const std::vector<Row>& rows);
+// results.json: the header, every row and (--random) the ratio summary.
+void write_json(const std::string& path, const Header& h, const std::vector<Row>& rows,
+                const std::vector<RatioSummary>& summary = {});
 // plot.py on out/results.json with the first python3 that has matplotlib; without one, a basic
 // out/plot.svg and the command to run later.
 void write_plot(const std::string& out, const std::vector<Row>& rows, const Options& o, const Header& h);

@@ -25,13 +25,21 @@ og_gemm_desc make_desc(const HostProblem& hp, og_dtype a_dt, og_dtype b_dt, og_d
     g.a = hp.qa.view(OG_OPERAND_A, m.a, m.as);
     g.b = hp.qb.view(OG_OPERAND_B, m.b, m.bs);
   } else {
-    g.a = og_matrix_make(hp.shape.m, hp.shape.k, a_dt, OG_ROW_MAJOR);
-    g.b = og_matrix_make(hp.shape.k, hp.shape.n, b_dt, hp.b_col_major ? OG_COL_MAJOR : OG_ROW_MAJOR);
-    g.a.mem = m.a;
-    g.b.mem = m.b;
+    auto view = [](const HostMatrix& x, og_dtype dt, const og_memory& mem) {
+      og_matrix v = og_matrix_make(x.rows, x.cols, dt, x.layout == Layout::col_major ? OG_COL_MAJOR : OG_ROW_MAJOR);
+      v.ld = x.ld;
+      v.batch_stride = x.batches > 1 ? x.batch_stride : 0;
+      v.mem = mem;
+      return v;
+    };
+    g.a = view(hp.a, a_dt, m.a);
+    g.b = view(hp.b, b_dt, m.b);
   }
   g.d = og_matrix_make(hp.shape.m, hp.shape.n, d_dt, OG_ROW_MAJOR);
+  g.d.ld = hp.d_ld;
+  g.d.batch_stride = hp.st.batch > 1 ? hp.d_batch_stride : 0;
   g.d.mem = m.d;
+  g.batch_count = hp.st.batch;
   if (hp.leaky) {
     g.epilogue.activation = OG_ACT_LEAKY_RELU;
     g.epilogue.leaky_slope = hp.slope;
@@ -111,12 +119,12 @@ void mark_failed(Row& r, const Status& s, const char* unsupported_word, const st
 // OmniGEMM's row; returns its median milliseconds (NaN when it did not run or failed).
 double bench_omnigemm(BackendState& bs, HostProblem& hp, const Options& o, Row& r) {
   const Shape& sh = hp.shape;
-  const size_t mn = size_t(sh.m) * size_t(sh.n);
+  const size_t d_elements = size_t(hp.d_elements);
   r.impl = "omnigemm";
   r.label = "OmniGEMM" + std::string(hp.leaky ? " (fused leaky_relu)" : "");
   const auto& ab = hp.format ? hp.qa.elements : hp.a_bytes(hp.dt.in);
   const auto& bb = hp.format ? hp.qb.elements : hp.b_bytes(hp.dt.in);
-  const size_t d_bytes = bytes_of(hp.dt.out, mn);
+  const size_t d_bytes = bytes_of(hp.dt.out, d_elements);
   DeviceBuffers buf(bs.ctx);
   const int sets = set_count(bs.dev.l2_bytes, ab.size() + bb.size() + scale_bytes(hp) + d_bytes);
   r.sets = sets;
@@ -146,7 +154,7 @@ double bench_omnigemm(BackendState& bs, HostProblem& hp, const Options& o, Row& 
     return NAN;
   }
   // The checked run: once more through og_gemm, on a poisoned output.
-  const auto poison = poison_bytes(hp.dt.out, mn);
+  const auto poison = poison_bytes(hp.dt.out, d_elements);
   std::vector<uint8_t> out(d_bytes);
   s = upload(bs.ctx, descs[0].d.mem, poison.data(), poison.size());
   if (s) s = Status::from_c(og_gemm(bs.ctx, &descs[0]));
@@ -163,7 +171,7 @@ double bench_omnigemm(BackendState& bs, HostProblem& hp, const Options& o, Row& 
   r.rel_error = c.rel_error;
   r.tol = c.tol;
   r.status = c.ok ? "ok" : "FAIL";
-  r.tflops = flops(sh) / (r.t.median * 1e-3) / 1e12;
+  r.tflops = flops(sh, hp.st) / (r.t.median * 1e-3) / 1e12;
   return r.t.median;
 }
 
@@ -171,7 +179,7 @@ double bench_omnigemm(BackendState& bs, HostProblem& hp, const Options& o, Row& 
 // median milliseconds (NaN when it did not run or failed).
 double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v) {
   const Shape& sh = hp.shape;
-  const size_t mn = size_t(sh.m) * size_t(sh.n);
+  const size_t mn = size_t(hp.d_elements);  // D's storage (elements), padding included
   v.impl = "vendor";
   if (!o.vendor) {
     v.status = "skipped";
@@ -185,7 +193,13 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
     v.note = bs.vendor_why;
     return NAN;
   }
-  VendorProblem vp{sh.m, sh.n, sh.k, hp.dt.in, hp.dt.in, hp.dt.out, hp.b_col_major};
+  VendorProblem vp{sh.m, sh.n, sh.k, hp.dt.in, hp.dt.in, hp.dt.out, hp.st.b_col_major};
+  vp.a_col_major = hp.st.a_col_major;
+  vp.lda = hp.a.ld, vp.ldb = hp.b.ld, vp.ldd = hp.d_ld;
+  vp.batch = hp.st.batch;
+  vp.stride_a = hp.a.batches > 1 ? hp.a.batch_stride : 0;
+  vp.stride_b = hp.b.batches > 1 ? hp.b.batch_stride : 0;
+  vp.stride_d = hp.st.batch > 1 ? hp.d_batch_stride : 0;
   if (hp.format) {  // the vendor's own block-scaled GEMM on the same operands
     vp.a = hp.format->a;
     vp.b = hp.format->b;
@@ -280,7 +294,7 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
       v.rel_error = c.rel_error;
       v.tol = c.tol;
       v.status = c.ok ? "ok" : "FAIL";
-      v.tflops = flops(sh) / (v.t.median * 1e-3) / 1e12;
+      v.tflops = flops(sh, hp.st) / (v.t.median * 1e-3) / 1e12;
       return v.t.median;
     }
   }
@@ -310,13 +324,13 @@ void bench_one(BackendState& bs, HostProblem& hp, const Options& o, const Row& b
       HostProblem& pp = *hp.plain;
       pp.shape = hp.shape;
       pp.dt = plain.dt;
-      pp.b_col_major = true;
+      pp.st.b_col_major = true;
       pp.leaky = hp.leaky;
       pp.slope = hp.slope;
       if (Status s = make_host_problem(pp, uint64_t(hp.shape.k) * 7919 + 17); !s) hp.plain.reset();
     }
     const double plain_ms = hp.plain ? bench_vendor(bs, *hp.plain, o, plain) : bench_vendor(bs, hp, o, plain);
-    plain.label = (plain.label.empty() ? std::string("vendor") : plain.label) + " (plain fp8 baseline)";
+    plain.label = plain.label.empty() ? std::string("plain fp8 baseline") : plain.label + " (plain fp8 baseline)";
     plain_row = plain;
     vendor_ms = plain_ms;
     if (std::string(hp.format->name) == "fp8_block128") {
@@ -330,7 +344,7 @@ void bench_one(BackendState& bs, HostProblem& hp, const Options& o, const Row& b
   }
   if (std::isfinite(omni_ms) && std::isfinite(vendor_ms)) r.ratio = vendor_ms / omni_ms;
   const double slowest = std::max(std::isfinite(omni_ms) ? omni_ms : 0.0, std::isfinite(vendor_ms) ? vendor_ms : 0.0);
-  if (slowest > 0) bs.rate_gflops = flops(hp.shape) / (slowest * 1e-3) / 1e9;
+  if (slowest > 0) bs.rate_gflops = flops(hp.shape, hp.st) / (slowest * 1e-3) / 1e9;
   rows.push_back(r);
   if (v.status != "skipped") rows.push_back(v);
   if (!plain_row.impl.empty() && plain_row.status != "skipped") rows.push_back(plain_row);

@@ -20,8 +20,10 @@ struct Row {
   double x = 0;
   std::string backend, device, impl, label;  // impl: "omnigemm" | "vendor"
   DtypeSpec dt{};
-  std::string layout, epilogue;
+  std::string layout, epilogue;  // layout: A's then B's storage, r(ow) or c(olumn)-major
   Shape shape{};
+  Storage storage{};
+  bool aligned = true;  // every leading dimension and batch stride a multiple of 16 bytes
   Timing t;
   double tflops = NAN, ratio = NAN;  // ratio: vendor ms / omnigemm ms (> 1: OmniGEMM faster)
   std::string check, status, config, note;
@@ -42,7 +44,7 @@ struct BackendState {
   double rate_gflops = 0;  // last measured (slowest implementation), for the time-budget estimate
 };
 
-inline double flops(const Shape& s) { return 2.0 * double(s.m) * double(s.n) * double(s.k); }
+inline double flops(const Shape& s, const Storage& st) { return 2.0 * double(s.m) * double(s.n) * double(s.k) * double(st.batch); }
 
 // Measures OmniGEMM and the vendor GEMM of one backend on one problem; appends their rows
 // (`base` holds the fields they share).

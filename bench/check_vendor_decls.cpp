@@ -36,6 +36,7 @@ struct arity<R (*)(A...)> { static constexpr size_t value = sizeof...(A); };
 template <class Ours, class Theirs>
 constexpr bool same_arity(Theirs) { return arity<Ours>::value == arity<Theirs>::value; }
 static_assert(same_arity<cu::gemm_ex_fn>(static_cast<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t)>(&cublasGemmEx)));
+static_assert(same_arity<cu::gemm_strided_batched_ex_fn>(static_cast<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*, cudaDataType, int, long long, const void*, cudaDataType, int, long long, const void*, void*, cudaDataType, int, long long, int, cublasComputeType_t, cublasGemmAlgo_t)>(&cublasGemmStridedBatchedEx)));
 static_assert(same_arity<cu::lt_matmul_fn>(&cublasLtMatmul));
 static_assert(same_arity<cu::lt_heuristic_fn>(&cublasLtMatmulAlgoGetHeuristic));
 static_assert(same_arity<cu::lt_layout_create_fn>(&cublasLtMatrixLayoutCreate));

@@ -26,6 +26,9 @@ using create_fn = status (*)(handle*);
 using get_version_fn = status (*)(handle, int*);
 using gemm_ex_fn = status (*)(handle, int, int, int, int, int, const void*, const void*, int, int, const void*, int,
                               int, const void*, void*, int, int, int, int);
+using gemm_strided_batched_ex_fn = status (*)(handle, int, int, int, int, int, const void*, const void*, int, int,
+                                              long long, const void*, int, int, long long, const void*, void*, int, int,
+                                              long long, int, int, int);
 using lt_create_fn = status (*)(handle*);
 using lt_desc_create_fn = status (*)(void**, int, int);
 using lt_desc_destroy_fn = status (*)(void*);

@@ -10,7 +10,8 @@
 //
 // The parts: bench_options (command line), bench_measure (memory, timing, rotation, warm-up),
 // bench_check (inputs and the check), bench_run (one problem on one backend), bench_report
-// (table, explain reports, CSV/JSON, plot), vendor (the vendor baselines).
+// (table, explain reports, CSV/JSON, plot), bench_random (--random's problems), bench_summary
+// (its ratio statistics), vendor (the vendor baselines).
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,8 +23,10 @@
 #include "bench_check.hpp"
 #include "bench_measure.hpp"
 #include "bench_options.hpp"
+#include "bench_random.hpp"
 #include "bench_report.hpp"
 #include "bench_run.hpp"
+#include "bench_summary.hpp"
 #include "bench_util.hpp"
 #include "vendor.hpp"
 
@@ -102,19 +105,34 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // The problems: every dtype x every shape, or (--random) each drawn shape with its own dtype.
+  struct Planned {
+    DtypeSpec dt;
+    size_t si;
+  };
+  std::vector<Planned> planned;
+  if (o.sweep == "random") {
+    for (size_t si = 0; si < o.shapes.size(); ++si) planned.push_back({o.dtypes[size_t(o.shapes[si].dtype)], si});
+  } else {
+    for (const DtypeSpec& dt : o.dtypes)
+      for (size_t si = 0; si < o.shapes.size(); ++si) planned.push_back({dt, si});
+  }
   std::vector<Row> rows;
-  const size_t total = o.dtypes.size() * o.shapes.size() * backends.size();
+  const size_t total = planned.size() * backends.size();
   size_t done = 0;
   uint64_t problem_index = 0;
   const bool progress = isatty(2);  // a terminal: the progress line rewrites itself
-  for (const DtypeSpec& dt : o.dtypes) {
-    for (size_t si = 0; si < o.shapes.size(); ++si) {
+  {
+    for (const Planned& pp : planned) {
+      const DtypeSpec& dt = pp.dt;
+      const size_t si = pp.si;
       const Shape& sh = o.shapes[si];
       const bool fp8 = dt.in == OG_DTYPE_FP8_E4M3 || dt.in == OG_DTYPE_FP8_E5M2;
       HostProblem hp;
       hp.shape = sh;
       hp.dt = dt;
-      hp.b_col_major = o.b_layout == "col" || (o.b_layout == "auto" && fp8) || !dt.format.empty();
+      if (sh.drawn) hp.st = sh.storage;
+      else hp.st.b_col_major = o.b_layout == "col" || (o.b_layout == "auto" && fp8) || !dt.format.empty();
       hp.leaky = o.epilogue_leaky;
       hp.slope = o.leaky_slope;
       hp.forced_config = o.forced_config;
@@ -128,7 +146,11 @@ int main(int argc, char** argv) {
         base.backend = og_backend_name(bs.kind);
         base.device = bs.dev.name;
         base.dt = dt;
-        base.layout = hp.b_col_major ? "rc" : "rr";
+        base.layout = std::string(hp.st.a_col_major ? "c" : "r") + (hp.st.b_col_major ? "c" : "r");
+        base.storage = hp.st;
+        Shape stored = sh;
+        stored.storage = hp.st;
+        base.aligned = storage_aligned(stored, dt.in, dt.out);
         base.epilogue = hp.leaky ? "leaky" : "none";
         base.shape = sh;
         // One updating line on a terminal; one line per configuration in a log (shows where a run stopped).
@@ -139,7 +161,7 @@ int main(int argc, char** argv) {
         // Before the first measurement, a CPU is assumed to reach 20 GFLOP/s per core (GPUs: no estimate).
         const double rate = bs.rate_gflops > 0 ? bs.rate_gflops
                             : bs.kind == OG_BACKEND_CPU ? 20.0 * bs.dev.compute_units : 0;
-        const double est_s = rate > 0 ? flops(sh) / (rate * 1e9) * (o.min_samples + 2) * 2 : 0;
+        const double est_s = rate > 0 ? flops(sh, hp.st) / (rate * 1e9) * (o.min_samples + 2) * 2 : 0;
         if (est_s > o.max_config_s) {
           Row r = base;
           r.impl = "omnigemm";
@@ -168,6 +190,8 @@ int main(int argc, char** argv) {
   h.lines.push_back({"load average at end", load_average()});
   if (o.explain) print_explanations(rows);
   print_table(rows);
+  const std::vector<RatioSummary> summary = o.sweep == "random" ? summarize_ratios(rows) : std::vector<RatioSummary>{};
+  if (o.sweep == "random") print_summary(summary, o.seed);
   std::printf("load average at the end: %s\n", h.lines.back().second.c_str());
 
   // Files.
@@ -179,10 +203,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   write_csv(out + "/results.csv", rows);
-  write_json(out + "/results.json", h, rows);
+  write_json(out + "/results.json", h, rows, summary);
   std::printf("wrote %s/results.csv and %s/results.json\n", out.c_str(), out.c_str());
+  if (o.sweep == "random") {
+    write_summary_csv(out + "/summary.csv", summary);
+    std::printf("wrote %s/summary.csv\n", out.c_str());
+  }
   std::fflush(stdout);  // keep our lines before those of the plot script
-  if (o.plot) write_plot(out, rows, o, h);
+  if (o.plot && o.sweep != "random") write_plot(out, rows, o, h);
 
   int failures = 0;
   for (const Row& r : rows) failures += r.status == "FAIL" || r.status == "error";

@@ -126,37 +126,54 @@ void compare_catches() {
   expect(r.padding_touched == 1 && r.rel_error <= tol, "one changed padding element is counted");
 }
 
-// The bench's check: sampled and full, with and without the leaky epilogue.
+// The bench's check: sampled and full, with and without the leaky epilogue, packed and with the
+// random sweep's storage (layouts, padded leading dimensions, batches, a broadcast B).
 void bench_check_catches() {
+  Storage strided;
+  strided.a_col_major = true;
+  strided.a_pad = 3, strided.b_pad = 1, strided.d_pad = 5;
+  strided.batch = 3;
+  strided.a_gap = 2, strided.d_gap = 7;
+  strided.b_broadcast = true;
+  for (const Storage& st : {Storage{}, strided})
   for (const Shape s : {Shape{40, 30, 20}, Shape{300, 260, 256}}) {
     for (bool leaky : {false, true}) {
       HostProblem hp;
       hp.shape = s;
+      hp.st = st;
       hp.dt = {OG_DTYPE_BF16, OG_DTYPE_BF16};
       hp.leaky = leaky;
       make_host_problem(hp, 7);
+      const int64_t batch = st.batch;
       expect(hp.full_check == (s.m == 40), "full check exactly for small problems");
-      expect(hp.check_at.size() == (hp.full_check ? size_t(s.m * s.n) : 256u), "checked element count");
+      expect(hp.check_at.size() == (hp.full_check ? size_t(s.m * s.n * batch) : 256u), "checked element count");
       // An output from an independent float64 product over the whole matrix, rounded to bf16.
-      std::vector<uint8_t> out = poison_bytes(OG_DTYPE_BF16, size_t(s.m * s.n));
-      for (int64_t i = 0; i < s.m; ++i)
-        for (int64_t j = 0; j < s.n; ++j) {
-          double acc = 0;
-          for (int64_t k = 0; k < s.k; ++k) acc += hp.a.get(0, i, k) * hp.b.get(0, k, j);
-          if (leaky && acc < 0) acc *= hp.slope;
-          encode(Dtype::bf16, &out[size_t(i * s.n + j) * 2], float(acc));
-        }
+      std::vector<uint8_t> out = poison_bytes(OG_DTYPE_BF16, size_t(hp.d_elements));
+      auto at = [&](int64_t b, int64_t i, int64_t j) { return size_t(b * hp.d_batch_stride + i * hp.d_ld + j) * 2; };
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < s.m; ++i)
+          for (int64_t j = 0; j < s.n; ++j) {
+            double acc = 0;
+            for (int64_t k = 0; k < s.k; ++k) acc += hp.a.get(b, i, k) * hp.b.get(st.b_broadcast ? 0 : b, k, j);
+            if (leaky && acc < 0) acc *= hp.slope;
+            encode(Dtype::bf16, &out[at(b, i, j)], float(acc));
+          }
       expect(check_output(hp, out, OG_DTYPE_BF16).ok, "the bench check passes a correct bf16 result");
       std::vector<uint8_t> bad = out;
-      const auto [ci, cj] = hp.check_at[1];
-      encode(Dtype::bf16, &bad[size_t(ci * s.n + cj) * 2], float(hp.ref[1] * 2.0 + 1.0) * 8.0f);
+      const auto [cb, ci, cj] = hp.check_at[1];
+      encode(Dtype::bf16, &bad[at(cb, ci, cj)], float(hp.ref[1] * 2.0 + 1.0) * 8.0f);
       expect(!check_output(hp, bad, OG_DTYPE_BF16).ok, "the bench check fails one spoiled element");
       bad = out;
-      encode(Dtype::bf16, &bad[size_t(ci * s.n + cj) * 2], NAN);
+      encode(Dtype::bf16, &bad[at(cb, ci, cj)], NAN);
       const Check c = check_output(hp, bad, OG_DTYPE_BF16);
       expect(!c.ok && c.non_finite == 1, "the bench check fails one NaN");
-      expect(!check_output(hp, poison_bytes(OG_DTYPE_BF16, size_t(s.m * s.n)), OG_DTYPE_BF16).ok,
+      expect(!check_output(hp, poison_bytes(OG_DTYPE_BF16, size_t(hp.d_elements)), OG_DTYPE_BF16).ok,
              "the bench check fails an unwritten (poisoned) output");
+      if (batch > 1) {  // the last batch is checked too
+        bool last = false;
+        for (const auto& e : hp.check_at) last |= e.b == batch - 1;
+        expect(last, "the last batch has checked elements");
+      }
     }
   }
 }

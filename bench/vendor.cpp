@@ -103,20 +103,26 @@ class OpenBlas final : public Vendor {
     return r;
   }
 
+  // Row-major CBLAS: a column-major operand is the transpose of a row-major one with the same
+  // leading dimension. Batches are one call each.
   Status run(const VendorProblem& p, const og_memory& a, const og_memory& b, const og_memory& d) override {
-    if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX)
+    if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX || p.ld_a() > INT32_MAX || p.ld_b() > INT32_MAX ||
+        p.ld_d() > INT32_MAX)
       return error(StatusCode::unsupported, "OpenBLAS uses 32-bit sizes");
     const int m = int(p.m), n = int(p.n), k = int(p.k);
-    const int tb = p.b_col_major ? kCblasTrans : kCblasNoTrans;
-    const int ldb = p.b_col_major ? k : n;
+    const int ta = p.a_col_major ? kCblasTrans : kCblasNoTrans, tb = p.b_col_major ? kCblasTrans : kCblasNoTrans;
+    const int lda = int(p.ld_a()), ldb = int(p.ld_b()), ldd = int(p.ld_d());
     auto ptr = [](const og_memory& mem) { return static_cast<char*>(mem.ptr) + mem.offset; };
     VendorPlan pl = plan(p);
-    if (pl.a == OG_DTYPE_BF16)
-      sbgemm_(kCblasRowMajor, kCblasNoTrans, tb, m, n, k, 1.0f, reinterpret_cast<const uint16_t*>(ptr(a)), k,
-              reinterpret_cast<const uint16_t*>(ptr(b)), ldb, 0.0f, reinterpret_cast<float*>(ptr(d)), n);
-    else
-      sgemm_(kCblasRowMajor, kCblasNoTrans, tb, m, n, k, 1.0f, reinterpret_cast<const float*>(ptr(a)), k,
-             reinterpret_cast<const float*>(ptr(b)), ldb, 0.0f, reinterpret_cast<float*>(ptr(d)), n);
+    for (int64_t i = 0; i < p.batch; ++i) {
+      float* dst = reinterpret_cast<float*>(ptr(d)) + i * p.stride_d;
+      if (pl.a == OG_DTYPE_BF16)
+        sbgemm_(kCblasRowMajor, ta, tb, m, n, k, 1.0f, reinterpret_cast<const uint16_t*>(ptr(a)) + i * p.stride_a, lda,
+                reinterpret_cast<const uint16_t*>(ptr(b)) + i * p.stride_b, ldb, 0.0f, dst, ldd);
+      else
+        sgemm_(kCblasRowMajor, ta, tb, m, n, k, 1.0f, reinterpret_cast<const float*>(ptr(a)) + i * p.stride_a, lda,
+               reinterpret_cast<const float*>(ptr(b)) + i * p.stride_b, ldb, 0.0f, dst, ldd);
+    }
     return {};
   }
 
@@ -168,8 +174,9 @@ class Cublas final : public Vendor {
     auto v = std::make_unique<Cublas>();
     v->ctx_ = ctx;
     cu::create_fn create = nullptr;
-    if (!load(lib, "cublasCreate_v2", create) || !load(lib, "cublasGemmEx", v->gemm_ex_)) {
-      why = "libcublas lacks cublasCreate_v2/cublasGemmEx";
+    if (!load(lib, "cublasCreate_v2", create) || !load(lib, "cublasGemmEx", v->gemm_ex_) ||
+        !load(lib, "cublasGemmStridedBatchedEx", v->gemm_batched_)) {
+      why = "libcublas lacks cublasCreate_v2/cublasGemmEx/cublasGemmStridedBatchedEx";
       return nullptr;
     }
     if (cu::status s = create(&v->handle_); s != 0) {
@@ -201,7 +208,8 @@ class Cublas final : public Vendor {
     }
     if (p.a == OG_DTYPE_FP8_E4M3 && p.b == OG_DTYPE_FP8_E4M3) {
       if (!lt_handle_) { r.why = lt_why_; return r; }
-      if (!p.b_col_major) { r.why = "cuBLASLt fp8 needs B stored N x K (layout rc)"; return r; }
+      if (!p.b_col_major || p.a_col_major) { r.why = "cuBLASLt fp8 needs A row-major and B stored N x K (layout rc)"; return r; }
+      if (p.batch > 1) { r.why = "the bench's cuBLASLt fp8 call runs one batch"; return r; }
       if (p.d != OG_DTYPE_F16 && p.d != OG_DTYPE_BF16 && p.d != OG_DTYPE_F32) { r.why = "fp8 output dtype"; return r; }
       r.supported = true;
       r.label = std::string("cublasLtMatmul e4m3") + (p.scaled() ? " (1x128 / 128x128 f32 block scales)" : "") + " -> " +
@@ -224,12 +232,25 @@ class Cublas final : public Vendor {
     const float one = 1.0f, zero = 0.0f;
     // Row-major D = A B is column-major D^T = B^T A^T: cuBLAS's "A" is our B, its "B" our A.
     if (p.a == OG_DTYPE_FP8_E4M3) return run_lt(p, ptr(a), ptr(b), ptr(d), nullptr, nullptr);
-    if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX) return error(StatusCode::unsupported, "32-bit sizes");
+    // A column-major operand (ours) is its row-major transpose with the same leading dimension.
+    if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX || p.ld_a() > INT32_MAX || p.ld_b() > INT32_MAX ||
+        p.ld_d() > INT32_MAX || p.batch > INT32_MAX)
+      return error(StatusCode::unsupported, "32-bit sizes");
     const int m = int(p.m), n = int(p.n), k = int(p.k);
-    cu::status s = gemm_ex_(handle_, p.b_col_major ? cu::OP_T : cu::OP_N, cu::OP_N, n, m, k, &one, ptr(b),
-                            cuda_type(p.b), p.b_col_major ? k : n, ptr(a), cuda_type(p.a), k, &zero, ptr(d),
-                            cuda_type(p.d), n, cu::COMPUTE_32F, cu::GEMM_DEFAULT);
-    if (s != 0) return error(StatusCode::backend_failure, "cublasGemmEx failed with status " + std::to_string(s));
+    const int op_b = p.b_col_major ? cu::OP_T : cu::OP_N, op_a = p.a_col_major ? cu::OP_T : cu::OP_N;
+    const int ldb = int(p.ld_b()), lda = int(p.ld_a()), ldd = int(p.ld_d());
+    cu::status s = 0;
+    if (p.batch == 1) {
+      s = gemm_ex_(handle_, op_b, op_a, n, m, k, &one, ptr(b), cuda_type(p.b), ldb, ptr(a), cuda_type(p.a), lda, &zero,
+                   ptr(d), cuda_type(p.d), ldd, cu::COMPUTE_32F, cu::GEMM_DEFAULT);
+      if (s != 0) return error(StatusCode::backend_failure, "cublasGemmEx failed with status " + std::to_string(s));
+    } else {
+      s = gemm_batched_(handle_, op_b, op_a, n, m, k, &one, ptr(b), cuda_type(p.b), ldb, p.stride_b, ptr(a),
+                        cuda_type(p.a), lda, p.stride_a, &zero, ptr(d), cuda_type(p.d), ldd, p.stride_d, int(p.batch),
+                        cu::COMPUTE_32F, cu::GEMM_DEFAULT);
+      if (s != 0)
+        return error(StatusCode::backend_failure, "cublasGemmStridedBatchedEx failed with status " + std::to_string(s));
+    }
     return {};
   }
 
@@ -277,9 +298,9 @@ class Cublas final : public Vendor {
     bool ok = desc_create_(&desc, cu::COMPUTE_32F, cu::R_32F) == 0 &&
               desc_set_(desc, cu::LT_DESC_TRANSA, &op_t, sizeof op_t) == 0 &&
               desc_set_(desc, cu::LT_DESC_TRANSB, &op_n, sizeof op_n) == 0 &&
-              layout_create_(&la, cu::R_8F_E4M3, uint64_t(p.k), uint64_t(p.n), p.k) == 0 &&
-              layout_create_(&lb, cu::R_8F_E4M3, uint64_t(p.k), uint64_t(p.m), p.k) == 0 &&
-              layout_create_(&ld, cuda_type(p.d), uint64_t(p.n), uint64_t(p.m), p.n) == 0 &&
+              layout_create_(&la, cu::R_8F_E4M3, uint64_t(p.k), uint64_t(p.n), p.ld_b()) == 0 &&
+              layout_create_(&lb, cu::R_8F_E4M3, uint64_t(p.k), uint64_t(p.m), p.ld_a()) == 0 &&
+              layout_create_(&ld, cuda_type(p.d), uint64_t(p.n), uint64_t(p.m), p.ld_d()) == 0 &&
               pref_create_(&pref) == 0 && pref_set_(pref, cu::LT_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) == 0;
     if (ok && a_s && b_s) {
       const int32_t lt_a_mode = cu::LT_SCALE_BLK128x128_32F, lt_b_mode = cu::LT_SCALE_VEC128_32F;
@@ -308,6 +329,7 @@ class Cublas final : public Vendor {
   og_context* ctx_ = nullptr;
   cu::handle handle_ = nullptr;
   cu::gemm_ex_fn gemm_ex_ = nullptr;
+  cu::gemm_strided_batched_ex_fn gemm_batched_ = nullptr;
   std::string version_, lt_why_;
   cu::handle lt_handle_ = nullptr;
   og_memory workspace_{};
@@ -523,7 +545,7 @@ std::unique_ptr<Vendor> load_vendor(og_backend backend, og_context* ctx, std::st
       return OpenBlas::load_lib(threads, why);
     }
     case OG_BACKEND_CUDA: return Cublas::load_lib(ctx, why);
-    case OG_BACKEND_HIP: why = "rocBLAS/hipBLASLt baseline not built (no HIP backend yet)"; return nullptr;
+    case OG_BACKEND_HIP: return load_rocblas(why);
     case OG_BACKEND_VULKAN: why = "no vendor Vulkan GEMM library"; return nullptr;
     default: why = "no vendor library"; return nullptr;
   }

@@ -4,13 +4,17 @@
 // bench/check_vendor_decls.cpp when CUDA headers exist at configure time).
 //
 //   CPU:  OpenBLAS  cblas_sgemm (f32; f16 inputs as exact f32 copies), cblas_sbgemm (bf16 in, f32 out)
-//   CUDA: cuBLAS    cublasGemmEx (f32/f16/bf16 in and out, f32 compute, legacy default stream 0)
+//   CUDA: cuBLAS    cublasGemmEx, cublasGemmStridedBatchedEx for batches (f32/f16/bf16 in and
+//                   out, f32 compute, legacy default stream 0)
 //         cuBLASLt  cublasLtMatmul (fp8 e4m3 x e4m3 -> f16, "TN": B stored N x K; and the same with
 //                   128-blockwise f32 scales, A: VEC128_32F, B: BLK128x128_32F, CUDA >= 12.9, Hopper)
-//   HIP:  rocBLAS / hipBLASLt: not built (there is no HIP backend yet)
+//   HIP:  rocBLAS   rocblas_gemm_ex (f32/f16/bf16 in, the input dtype or f32 out, f32 compute, null
+//                   stream; vendor_rocm.cpp); hipBLASLt is not used (see there)
 //   Vulkan: no vendor GEMM exists.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -20,12 +24,21 @@ namespace omnigemm::bench {
 
 using omnigemm::Status;
 
-// The problem as the vendor library sees it. a is M x K row-major; b is K x N, row-major or
-// (b_col_major) column-major; d is M x N row-major.
+// The problem as the vendor library sees it: a is M x K, row-major or (a_col_major)
+// column-major; b is K x N, row-major or (b_col_major) column-major; d is M x N row-major; each
+// with its leading dimension (0: packed) and, over `batch` batches, its batch stride in elements
+// (0: one matrix for every batch; d's is never 0 when batch > 1).
 struct VendorProblem {
   int64_t m = 0, n = 0, k = 0;
   og_dtype a = OG_DTYPE_F32, b = OG_DTYPE_F32, d = OG_DTYPE_F32;
   bool b_col_major = false;
+  bool a_col_major = false;
+  int64_t lda = 0, ldb = 0, ldd = 0;
+  int64_t batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_d = 0;
+  int64_t ld_a() const { return lda ? lda : std::max<int64_t>(a_col_major ? m : k, 1); }
+  int64_t ld_b() const { return ldb ? ldb : std::max<int64_t>(b_col_major ? k : n, 1); }
+  int64_t ld_d() const { return ldd ? ldd : std::max<int64_t>(n, 1); }
   // Block scales (bench_formats.hpp's layouts): A per 1 x 128 (VEC128_F32, column-major, ld M)
   // and B per 128 x 128 (BLK128x128_F32, row-major, ld ceil(K / 128) rounded up to 4).
   og_scale_mode a_scale = OG_SCALE_MODE_DEFAULT, b_scale = OG_SCALE_MODE_DEFAULT;
@@ -76,5 +89,7 @@ std::unique_ptr<ActivationPass> load_activation_pass(og_backend backend, std::st
 // reason in `why`. Device memory it needs (cuBLASLt's workspace) comes from og_memory_alloc on
 // `ctx`: destroy the Vendor before the context.
 std::unique_ptr<Vendor> load_vendor(og_backend backend, og_context* ctx, std::string& why);
+// rocBLAS on the calling thread's current HIP device (vendor_rocm.cpp), or nullptr and why.
+std::unique_ptr<Vendor> load_rocblas(std::string& why);
 
 }  // namespace omnigemm::bench

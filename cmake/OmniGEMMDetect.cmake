@@ -21,9 +21,24 @@ else()
   set(OMNIGEMM_HAVE_VULKAN OFF)
 endif()
 
-find_program(OMNIGEMM_HIPCC hipcc)
+# HIP: hipcc that compiles a gfx90a kernel here (Debian's hipcc needs rocm-device-libs too). No
+# AMD GPU is needed: the kernels are built and checked as code objects and run where one exists.
+find_program(OMNIGEMM_HIPCC hipcc HINTS $ENV{ROCM_PATH}/bin /opt/rocm/bin)
+set(OMNIGEMM_HAVE_HIP OFF)
 if(OMNIGEMM_HIPCC)
-  set(OMNIGEMM_HAVE_HIP ON)
-else()
-  set(OMNIGEMM_HAVE_HIP OFF)
+  get_filename_component(OMNIGEMM_HIPCC_DIR "${OMNIGEMM_HIPCC}" DIRECTORY)
+  if(NOT DEFINED OMNIGEMM_HIPCC_WORKS)
+    set(probe_dir ${CMAKE_BINARY_DIR}/CMakeFiles/hip_probe)
+    file(WRITE ${probe_dir}/probe.hip "#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n")
+    execute_process(COMMAND ${OMNIGEMM_HIPCC} -std=c++20 --offload-arch=gfx90a --cuda-device-only --no-gpu-bundle-output
+                            -c ${probe_dir}/probe.hip -o ${probe_dir}/probe.co
+                    RESULT_VARIABLE probe_rc OUTPUT_VARIABLE probe_out ERROR_VARIABLE probe_out)
+    if(probe_rc EQUAL 0)
+      set(OMNIGEMM_HIPCC_WORKS ON CACHE INTERNAL "hipcc compiles for gfx90a")
+    else()
+      set(OMNIGEMM_HIPCC_WORKS OFF CACHE INTERNAL "hipcc compiles for gfx90a")
+      message(STATUS "OmniGEMM: ${OMNIGEMM_HIPCC} does not compile for gfx90a (HIP backend off): ${probe_out}")
+    endif()
+  endif()
+  set(OMNIGEMM_HAVE_HIP ${OMNIGEMM_HIPCC_WORKS})
 endif()

@@ -21,6 +21,7 @@ CudaDevice::~CudaDevice() {
   for (auto& [stream, w] : workspaces_) {
     if (w.partials) cudaFree(w.partials);
     if (w.counters) cudaFree(w.counters);
+    if (w.scratch) cudaFree(w.scratch);
   }
 }
 
@@ -81,28 +82,53 @@ Status CudaDevice::init(int device_index) {
   return {};
 }
 
-Status CudaDevice::split_workspace(cudaStream_t s, long long floats, long long count, float*& partials_out,
-                                   int*& counters_out) {
+Status CudaDevice::workspace(const CallerWorkspace& caller, cudaStream_t s, const WorkspaceNeed& need, WorkspaceParts& out) {
+  out = WorkspaceParts{};
+  if (caller.ptr) {
+    if (caller.bytes < uint64_t(need.bytes()))
+      return error(StatusCode::invalid_argument,
+                   "workspace: " + std::to_string(caller.bytes) + " bytes given but this call needs " +
+                       std::to_string(need.bytes()) + " (og_gemm_workspace_size)");
+    char* base = caller.ptr;
+    const long long counters_bytes = WorkspaceNeed::round(need.counters * 4);
+    const long long partial_bytes = WorkspaceNeed::round(need.partial_floats * 4);
+    if (need.counters > 0) {
+      out.counters = reinterpret_cast<int*>(base);
+      OG_CUDA_TRY(cudaMemsetAsync(out.counters, 0, size_t(need.counters) * sizeof(int), s), "cudaMemsetAsync");
+    }
+    if (need.partial_floats > 0) out.partials = reinterpret_cast<float*>(base + counters_bytes);
+    if (need.scratch_bytes > 0) out.scratch = base + counters_bytes + partial_bytes;
+    return {};
+  }
   std::lock_guard<std::mutex> lock(workspace_mutex_);
   Workspace& w = workspaces_[s];
-  if (w.floats < floats) {
+  if (w.floats < need.partial_floats) {
     if (w.partials) cudaFree(w.partials);  // synchronises: no launch still uses it
     w.partials = nullptr;
     w.floats = 0;
-    OG_CUDA_TRY(cudaMalloc(&w.partials, size_t(floats) * sizeof(float)),
-                ("cudaMalloc of the split-K workspace (" + std::to_string(floats * 4) + " bytes)").c_str());
-    w.floats = floats;
+    OG_CUDA_TRY(cudaMalloc(&w.partials, size_t(need.partial_floats) * sizeof(float)),
+                ("cudaMalloc of the split-K workspace (" + std::to_string(need.partial_floats * 4) + " bytes)").c_str());
+    w.floats = need.partial_floats;
   }
-  if (w.count < count) {
+  if (w.count < need.counters) {
     if (w.counters) cudaFree(w.counters);
     w.counters = nullptr;
     w.count = 0;
-    OG_CUDA_TRY(cudaMalloc(&w.counters, size_t(count) * sizeof(int)), "cudaMalloc of the split-K counters");
-    OG_CUDA_TRY(cudaMemsetAsync(w.counters, 0, size_t(count) * sizeof(int), s), "cudaMemsetAsync");
-    w.count = count;
+    OG_CUDA_TRY(cudaMalloc(&w.counters, size_t(need.counters) * sizeof(int)), "cudaMalloc of the split-K counters");
+    OG_CUDA_TRY(cudaMemsetAsync(w.counters, 0, size_t(need.counters) * sizeof(int), s), "cudaMemsetAsync");
+    w.count = need.counters;
   }
-  partials_out = w.partials;
-  counters_out = w.counters;
+  if (w.scratch_bytes < need.scratch_bytes) {
+    if (w.scratch) cudaFree(w.scratch);
+    w.scratch = nullptr;
+    w.scratch_bytes = 0;
+    OG_CUDA_TRY(cudaMalloc(&w.scratch, size_t(need.scratch_bytes)),
+                ("cudaMalloc of the scratch workspace (" + std::to_string(need.scratch_bytes) + " bytes)").c_str());
+    w.scratch_bytes = need.scratch_bytes;
+  }
+  if (need.partial_floats > 0) out.partials = w.partials;
+  if (need.counters > 0) out.counters = w.counters;
+  if (need.scratch_bytes > 0) out.scratch = w.scratch;
   return {};
 }
 

@@ -21,6 +21,32 @@ Status cuda_status(cudaError_t e, const char* what);
     if (Status s_ = cuda_status((call), what); !s_) return s_; \
   } while (0)
 
+// The device workspace one launch needs, in the layout a caller's workspace is carved into:
+// split-K arrival counters, split-K partials, then scratch (e.g. repacked operands), each part on
+// a 256-byte boundary. bytes() is what og_gemm_workspace_size reports.
+struct WorkspaceNeed {
+  long long counters = 0;        // ints: zero when a launch starts, and left zero by it
+  long long partial_floats = 0;
+  long long scratch_bytes = 0;
+  static constexpr long long kAlign = 256;
+  static constexpr long long round(long long b) { return (b + kAlign - 1) / kAlign * kAlign; }
+  constexpr long long bytes() const { return round(counters * 4) + round(partial_floats * 4) + round(scratch_bytes); }
+};
+// A caller's workspace (og_gemm_desc.workspace) as a planned launch carries it; ptr null: none.
+struct CallerWorkspace {
+  char* ptr = nullptr;
+  uint64_t bytes = 0;
+};
+inline CallerWorkspace caller_workspace(const Problem& p) {
+  if (!p.has_workspace()) return {};
+  return {static_cast<char*>(p.workspace.ptr) + p.workspace.offset, p.workspace_bytes};
+}
+struct WorkspaceParts {
+  int* counters = nullptr;
+  float* partials = nullptr;
+  char* scratch = nullptr;
+};
+
 class CudaDevice {
  public:
   ~CudaDevice();
@@ -35,19 +61,25 @@ class CudaDevice {
   // Persistent programs of a launch: one per SM.
   int programs() const { return info.limits.compute_units > 0 ? info.limits.compute_units : 1; }
 
-  // Split-K workspace, one per stream (launches on one stream run in order; two streams must not
-  // share partials or counters). Grown on demand, never shrunk; counters zeroed on allocation
-  // (each launch leaves them zero).
-  Status split_workspace(cudaStream_t stream, long long floats, long long counters, float*& partials_out,
-                         int*& counters_out);
+  // The device workspace of one launch: carved from the caller's workspace when there is one
+  // (refused when smaller than need.bytes(); its counters are cleared on the stream first), else from this device's buffers, one set per stream (launches on one
+  // stream run in order; two streams must not share them), grown on demand and never shrunk, the
+  // counters zeroed when allocated (every launch leaves them zero).
+  Status workspace(const CallerWorkspace& caller, cudaStream_t stream, const WorkspaceNeed& need, WorkspaceParts& out);
+
+  // Held by a family whose one call is several launches sharing the per-stream scratch (copy,
+  // then GEMM), while it enqueues them: two threads on one stream must not interleave them.
+  std::mutex& scratch_order() { return scratch_order_; }
 
  private:
   struct Workspace {
     float* partials = nullptr;
     int* counters = nullptr;
-    long long floats = 0, count = 0;
+    char* scratch = nullptr;
+    long long floats = 0, count = 0, scratch_bytes = 0;
   };
   std::mutex workspace_mutex_;
+  std::mutex scratch_order_;
   std::map<cudaStream_t, Workspace> workspaces_;
 };
 

@@ -78,15 +78,18 @@ Status create_backend(const og_context_options& o, std::unique_ptr<Backend>& out
   return error(StatusCode::backend_unavailable, "no backend available: " + reasons);
 }
 
-// Resolves validation, backend support and the config in one place for every entry point.
-Status prepare(og_context* ctx, const og_gemm_desc* desc, Problem& p, Config& cfg, bool host_staging = false) {
+// Resolves validation, backend support, the config and its family in one place for every entry
+// point; `family` is left null for an empty problem (nothing runs).
+Status prepare(og_context* ctx, const og_gemm_desc* desc, Problem& p, Config& cfg, KernelFamily*& family,
+               bool host_staging = false) {
+  family = nullptr;
   if (!ctx) return error(StatusCode::invalid_argument, "null context");
   if (!desc) return error(StatusCode::invalid_argument, "null gemm descriptor");
   Status s = validate(*desc, p);
   if (!s) return s;
   if (!(s = check_backend_support(*ctx->backend, p, host_staging))) return s;
   if (p.empty()) return s;
-  return ctx->tuner->choose(*ctx->backend, p, cfg);
+  return ctx->tuner->choose(*ctx->backend, p, cfg, nullptr, true, &family);
 }
 
 // The allocation-registry key of memory from og_memory_alloc.
@@ -107,13 +110,14 @@ Status check_owned(og_context* ctx, const og_memory& m, const char* what) {
 Status run_host(og_context* ctx, const og_gemm_desc* desc) {
   Problem p;
   Config cfg;
-  Status s = prepare(ctx, desc, p, cfg, /*host_staging=*/true);
+  KernelFamily* family = nullptr;
+  Status s = prepare(ctx, desc, p, cfg, family, /*host_staging=*/true);
   if (!s || p.empty()) return s;
   if (p.d.mem.kind != OG_MEMORY_HOST)
     return error(StatusCode::invalid_argument, "og_gemm_host needs every operand in host memory (OG_MEMORY_HOST)");
   Backend& be = *ctx->backend;
   if (be.memory_kinds() & (1u << OG_MEMORY_HOST)) {
-    if (!(s = run_config(be, p, cfg, nullptr))) return s;
+    if (!(s = run_on(be, *family, p, cfg, nullptr))) return s;
     return be.synchronize(nullptr);
   }
 
@@ -157,7 +161,7 @@ Status run_host(og_context* ctx, const og_gemm_desc* desc) {
     const int64_t elems = len + (p.batch - 1) * p.bias_batch_stride;
     if (!(r = stage(p.bias, elems, p.bias_dtype, true))) { cleanup(); return r; }
   }
-  if ((r = run_config(be, p, cfg, nullptr)) && (r = be.synchronize(nullptr))) {
+  if ((r = run_on(be, *family, p, cfg, nullptr)) && (r = be.synchronize(nullptr))) {
     char* dst = static_cast<char*>(d_host.ptr) + d_host.offset;
     r = be.download(dst, p.d.mem, size_t(p.d.extent_elements(p.batch)) * size_t(dtype_bytes(p.d.dtype)));
   }
@@ -233,9 +237,10 @@ og_status og_gemm(og_context* ctx, const og_gemm_desc* desc) {
   return guarded([&]() -> Status {
     Problem p;
     Config cfg;
-    Status s = prepare(ctx, desc, p, cfg);
+    KernelFamily* family = nullptr;
+    Status s = prepare(ctx, desc, p, cfg, family);
     if (!s || p.empty()) return s;
-    if (!(s = run_config(*ctx->backend, p, cfg, nullptr))) return s;
+    if (!(s = run_on(*ctx->backend, *family, p, cfg, nullptr))) return s;
     return ctx->backend->synchronize(nullptr);
   });
 }
@@ -244,16 +249,17 @@ og_status og_gemm_async(og_context* ctx, const og_gemm_desc* desc, void* stream)
   return guarded([&]() -> Status {
     Problem p;
     Config cfg;
-    Status s = prepare(ctx, desc, p, cfg);
+    KernelFamily* family = nullptr;
+    Status s = prepare(ctx, desc, p, cfg, family);
     if (!s || p.empty()) return s;
     if (!ctx->backend->supports_async()) {
       if (stream) return error(StatusCode::invalid_argument,
                                std::string("backend ") + og_backend_name(ctx->backend->kind()) +
                                    " has no streams: pass stream = NULL (the call then runs synchronously)");
-      if (!(s = run_config(*ctx->backend, p, cfg, nullptr))) return s;
+      if (!(s = run_on(*ctx->backend, *family, p, cfg, nullptr))) return s;
       return ctx->backend->synchronize(nullptr);
     }
-    return run_config(*ctx->backend, p, cfg, stream);
+    return run_on(*ctx->backend, *family, p, cfg, stream);
   });
 }
 
@@ -371,6 +377,29 @@ og_status og_gemm_explain(og_context* ctx, const og_gemm_desc* desc, og_explanat
     if (!s) return s;
     if (!(s = check_backend_support(*ctx->backend, p))) return s;
     return explain(*ctx->backend, *ctx->tuner, p, *out);
+  });
+}
+
+og_status og_gemm_workspace_size(og_context* ctx, const og_gemm_desc* desc, uint64_t* bytes) {
+  return guarded([&]() -> Status {
+    if (!bytes) return error(StatusCode::invalid_argument, "null output for the workspace size");
+    *bytes = 0;
+    if (!ctx) return error(StatusCode::invalid_argument, "null context");
+    if (!desc) return error(StatusCode::invalid_argument, "null gemm descriptor");
+    Problem p;
+    Status s = validate(*desc, p);
+    if (!s) return s;
+    if (!(s = check_backend_support(*ctx->backend, p))) return s;
+    if (p.empty()) return {};
+    // The config og_gemm would run (never timed here, as explain), and its family's plan.
+    Config cfg;
+    KernelFamily* family = nullptr;
+    if (!(s = ctx->tuner->choose(*ctx->backend, p, cfg, nullptr, /*allow_tuning=*/false, &family))) return s;
+    if (!family && !(s = resolve_family(*ctx->backend, p, cfg, family))) return s;
+    PlanSummary plan;
+    if (!(s = family->describe(p, cfg, plan))) return s;
+    *bytes = uint64_t(plan.workspace_bytes);
+    return {};
   });
 }
 

@@ -42,7 +42,9 @@ CostTerms predict(const Problem& p, const Config& c, const CostHints& h, const D
   const int bytes = std::max(dtype_bytes(p.a.dtype), dtype_bytes(p.b.dtype));
   t.absolute = (bytes >= 4 ? lim.peak_tflops_f32 : bytes == 2 ? lim.peak_tflops_16bit : lim.peak_tflops_8bit) > 0;
   const double flops = 2.0 * double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1)) * double(p.batch);
-  t.ms = share > 0 ? flops / (t.rate_tflops * 1e9) : std::numeric_limits<double>::infinity();
+  const double bytes_per_ms = lim.memory_gbps > 0 ? lim.memory_gbps * 1e6 : peak_tflops(lim, p) * 1e9 / 100.0;
+  t.extra_ms = h.extra_bytes / bytes_per_ms + h.extra_us * 1e-3;
+  t.ms = share > 0 ? flops / (t.rate_tflops * 1e9) + t.extra_ms : std::numeric_limits<double>::infinity();
   return t;
 }
 

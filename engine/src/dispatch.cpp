@@ -61,6 +61,20 @@ Status resolve_family(const Backend& be, const Problem& p, Config& cfg, KernelFa
                                             be.device().name + " (" + reasons + ")");
 }
 
+KernelFamily* find_family(const Backend& be, const ShortName& name) {
+  for (KernelFamily* f : be.families())
+    if (name == f->name()) return f;
+  return nullptr;
+}
+
+Status run_on(const Backend& be, KernelFamily& family, const Problem& p, const Config& cfg, void* stream) {
+  Status s = family.run(p, cfg, stream);
+  if (!s && s.code == StatusCode::unsupported && s.message.rfind(og_backend_name(be.kind()), 0) != 0)
+    return error(s.code, std::string(og_backend_name(be.kind())) + ": config " + cfg.to_string() + " cannot run this problem on " +
+                             be.device().name + ": " + s.message);
+  return s;
+}
+
 Status run_config(const Backend& be, const Problem& p, const Config& cfg, void* stream) {
   Config named = cfg;
   KernelFamily* f = nullptr;

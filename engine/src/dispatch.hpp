@@ -29,6 +29,13 @@ Status resolve_family(const Backend& be, const Problem& p, Config& cfg, KernelFa
 // Runs `p` with `cfg` (family resolved as above).
 Status run_config(const Backend& be, const Problem& p, const Config& cfg, void* stream);
 
+// The family of `be` called `name`, or nullptr.
+KernelFamily* find_family(const Backend& be, const ShortName& name);
+
+// Runs `p` with `cfg` on `family` (already chosen); a refusal says which config and device, as
+// resolve_family's does.
+Status run_on(const Backend& be, KernelFamily& family, const Problem& p, const Config& cfg, void* stream);
+
 // "cuda: sm90_wgmma, sm80_mma, simt" for messages.
 std::string family_list(const Backend& be);
 

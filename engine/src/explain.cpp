@@ -47,7 +47,8 @@ std::string describe_cost(const CostTerms& t) {
                                       : "predicted " + fixed(t.ms * 1000, 2) + " (relative units: the device reports no peak rate)";
   return head + " (waves " + fixed(t.waves, 0) +
          ", occupancy " + fixed(t.occupancy, 2) + ", useful " + fixed(t.useful, 2) + ", split " + fixed(t.split, 2) +
-         ", intensity " + fixed(t.intensity, 2) + ")";
+         ", intensity " + fixed(t.intensity, 2) + (t.extra_ms > 0 ? ", besides the main loop " + fixed(t.extra_ms * 1000, 2) + " us" : "") +
+         ")";
 }
 
 }  // namespace
@@ -72,6 +73,11 @@ Status explain(Backend& be, Tuner& tuner, const Problem& p, og_explanation& out)
   if (!(s = resolve_family(be, p, cfg, family))) return s;
   PlanSummary plan;
   if (!(s = family->describe(p, cfg, plan))) return s;
+  // A caller's workspace too small for the plan: og_gemm refuses it, so explain does too.
+  if (p.has_workspace() && p.workspace_bytes < uint64_t(plan.workspace_bytes))
+    return error(StatusCode::invalid_argument, "workspace: " + std::to_string(p.workspace_bytes) +
+                                                   " bytes given but this call needs " +
+                                                   std::to_string(plan.workspace_bytes) + " (og_gemm_workspace_size)");
 
   const std::vector<Candidate> ranked = rank_candidates(be, p);
   out.source = public_source(source);
@@ -82,6 +88,9 @@ Status explain(Backend& be, Tuner& tuner, const Problem& p, og_explanation& out)
   out.threads = plan.threads;
   out.shared_bytes = plan.shared_bytes;
   out.workspace_bytes = plan.workspace_bytes;
+  out.workspace_source = plan.workspace_bytes == 0 ? OG_WORKSPACE_NONE
+                         : p.has_workspace()       ? OG_WORKSPACE_CALLER
+                                                   : OG_WORKSPACE_ENGINE;
   const CostTerms chosen = predict(p, cfg, family->hints(p, cfg), be.device().limits);
   out.predicted_ms = chosen.ms;
 
@@ -95,6 +104,15 @@ Status explain(Backend& be, Tuner& tuner, const Problem& p, og_explanation& out)
        ", " + std::to_string(plan.threads) + " threads, cluster " + std::to_string(plan.cluster) + ", " +
        std::to_string(plan.shared_bytes) + " B shared, " + std::to_string(plan.workspace_bytes) + " B workspace";
   if (!plan.notes.empty()) r += "; " + plan.notes;
+  r += "\nworkspace: ";
+  if (plan.workspace_bytes == 0) r += "none needed";
+  else if (p.has_workspace())
+    r += std::to_string(plan.workspace_bytes) + " B from the caller's workspace (" + std::to_string(p.workspace_bytes) +
+         " B given)";
+  else
+    r += std::to_string(plan.workspace_bytes) +
+         " B allocated by the engine on first need and kept per stream (pass og_gemm_desc.workspace, sized by "
+         "og_gemm_workspace_size, to avoid the allocation)";
   r += "\nrunners-up:\n";
   int listed = 0;
   for (const Candidate& c : ranked) {

@@ -29,6 +29,12 @@ struct CostHints {
   // The fixed price of splitting K, in K-steps of a 128x64x64 tile (partials through memory and
   // one more epilogue per tile); the model scales it by the bytes a step of this tile loads.
   double split_fixed_steps = 24;
+  // Work the family does besides its kernel's main loop, added to the predicted time: bytes it
+  // moves through device memory (e.g. copying misaligned operands into an aligned workspace, read
+  // and written), priced at the device's memory bandwidth, and a fixed time in microseconds (e.g.
+  // one more launch on the stream).
+  double extra_bytes = 0;
+  double extra_us = 0;
 };
 
 // The launch one (problem, config) gets, as planned once per call: what explain reports.
@@ -37,7 +43,7 @@ struct PlanSummary {
   int cluster = 1;             // workgroups per cluster (1: none)
   int threads = 0;             // per workgroup
   long long shared_bytes = 0;  // per workgroup
-  long long workspace_bytes = 0;
+  long long workspace_bytes = 0;  // device workspace of the call (what a caller's workspace must hold)
   std::string notes;           // e.g. "runs D^T = B^T A^T", "epilogue through TMA stores"
 };
 

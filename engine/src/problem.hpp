@@ -44,6 +44,11 @@ struct Problem {
   og_memory bias{};
   int64_t bias_batch_stride = 0;
   std::optional<Config> forced_config;
+  // The caller's device workspace (og_gemm_desc.workspace), validated: kind of the backend's
+  // memory, 256-byte aligned address, no overlap with an operand. Kind NONE: the backend's own.
+  og_memory workspace{};
+  uint64_t workspace_bytes = 0;
+  bool has_workspace() const { return workspace.kind != OG_MEMORY_NONE; }
 
   bool empty() const { return m == 0 || n == 0 || batch == 0; }
   // K == 0 is valid: D = act(beta * C + bias).

@@ -295,7 +295,8 @@ Tuner::Signature Tuner::signature(const Problem& p) {
   return {p.m, p.n, p.k, p.batch, operand(p.a), operand(p.b), operand(p.c), operand(p.d), epilogue, 0, 0, 0};
 }
 
-Status Tuner::choose(Backend& be, const Problem& p, Config& out, ChoiceSource* source, bool allow_tuning) {
+Status Tuner::choose(Backend& be, const Problem& p, Config& out, ChoiceSource* source, bool allow_tuning,
+                     KernelFamily** family) {
   auto from = [&](ChoiceSource s) {
     if (source) *source = s;
     return Status{};
@@ -304,11 +305,14 @@ Status Tuner::choose(Backend& be, const Problem& p, Config& out, ChoiceSource* s
     std::lock_guard<std::mutex> lock(choices_mutex_);
     if (auto it = choices_.find(signature(p)); it != choices_.end()) {
       out = it->second.config;
+      if (family) *family = it->second.family;
       return from(it->second.source);
     }
   }
   ChoiceSource got = ChoiceSource::heuristic;
-  Status s = choose_uncached(be, p, out, &got, allow_tuning);
+  KernelFamily* chosen = nullptr;
+  Status s = choose_uncached(be, p, out, &got, allow_tuning, &chosen);
+  if (family) *family = chosen;
   if (source) *source = got;
   // Remember it, unless it was forced or the cost model's pick stands in for a tuning run that
   // has not happened (explain) or failed (the next call tries again).
@@ -316,20 +320,24 @@ Status Tuner::choose(Backend& be, const Problem& p, Config& out, ChoiceSource* s
   if (s && !p.forced_config && !tuning_pending) {
     std::lock_guard<std::mutex> lock(choices_mutex_);
     if (choices_.size() >= kMaxRemembered) choices_.clear();
-    choices_[signature(p)] = Remembered{out, got};
+    choices_[signature(p)] = Remembered{out, got, chosen};
   }
   return s;
 }
 
-Status Tuner::choose_uncached(Backend& be, const Problem& p, Config& out, ChoiceSource* source, bool allow_tuning) {
+Status Tuner::choose_uncached(Backend& be, const Problem& p, Config& out, ChoiceSource* source, bool allow_tuning,
+                              KernelFamily** family) {
   auto from = [&](ChoiceSource s) {
     if (source) *source = s;
     return Status{};
   };
   if (p.forced_config) {
     out = *p.forced_config;
-    KernelFamily* f = nullptr;
-    Status s = resolve_family(be, p, out, f);
+    if (!out.family.empty()) {  // checked by the family's plan when it runs
+      *family = find_family(be, out.family);
+      if (*family) return from(ChoiceSource::forced);
+    }
+    Status s = resolve_family(be, p, out, *family);
     if (!s) return s;
     return from(ChoiceSource::forced);
   }
@@ -345,16 +353,21 @@ Status Tuner::choose_uncached(Backend& be, const Problem& p, Config& out, Choice
       for (const Candidate& c : ranked)
         if (c.config == *cached) {
           out = *cached;
+          *family = c.family;
           return from(ChoiceSource::tune_cache);
         }
     }
     if (mode_ == OG_TUNE_ON_MISS && allow_tuning) {
       Status s = tune(be, p, out);
-      if (s) return from(ChoiceSource::tuned);
+      if (s) {
+        *family = find_family(be, out.family);
+        return from(ChoiceSource::tuned);
+      }
       std::fprintf(stderr, "omnigemm: tuning failed (%s); using the cost model's choice\n", s.message.c_str());
     }
   }
-  out = heuristic(ranked);
+  out = ranked.front().config;
+  *family = ranked.front().family;
   return from(ChoiceSource::heuristic);
 }
 
@@ -380,6 +393,9 @@ Status Tuner::tune(Backend& be, const Problem& p, Config& best, const TuneOption
 
   Problem base = p;
   base.forced_config.reset();
+  // Candidates run on the engine's own workspace: the caller's may be sized for one config only.
+  base.workspace = og_memory{};
+  base.workspace_bytes = 0;
   Status s;
   if (!(s = scratch.make(p.d.extent_elements(p.batch), p.d.dtype, base.d.mem))) return s;
   if (p.c.present) {

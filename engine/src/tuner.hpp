@@ -33,11 +33,14 @@ class Tuner {
   // The config to run `p` with (its family named): the forced one, else the cache entry, else
   // (in on-miss mode, unless `allow_tuning` is false) a fresh tuning run, else the cost model's
   // first choice. `source` (optional) says which.
+  // `family` (optional) receives the family that runs it. A forced config that names its family
+  // is not checked here: the family's plan refuses it with the same message when it runs.
   Status choose(Backend& backend, const Problem& p, Config& out, ChoiceSource* source = nullptr,
-                bool allow_tuning = true);
+                bool allow_tuning = true, KernelFamily** family = nullptr);
 
   // choose() without the memo of earlier choices (see signature()).
-  Status choose_uncached(Backend& backend, const Problem& p, Config& out, ChoiceSource* source, bool allow_tuning);
+  Status choose_uncached(Backend& backend, const Problem& p, Config& out, ChoiceSource* source, bool allow_tuning,
+                         KernelFamily** family);
 
   // Time the candidates on scratch buffers and store the best in the cache.
   Status tune(Backend& backend, const Problem& p, Config& best, const TuneOptions& opt = {});
@@ -76,6 +79,7 @@ class Tuner {
   struct Remembered {
     Config config;
     ChoiceSource source;
+    KernelFamily* family;
   };
   static constexpr size_t kMaxRemembered = 4096;  // then the memo starts over: memory stays bounded
   std::mutex choices_mutex_;

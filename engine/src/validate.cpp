@@ -1,5 +1,7 @@
 #include "validate.hpp"
 
+#include "view_overlap.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -121,6 +123,36 @@ Status check_extent(const Operand& o, int64_t batches, const char* name) {
   if (!checked_extent(o, batches, ext) || mul_overflows(ext, dtype_bytes(o.dtype), bytes) ||
       bytes > (int64_t(1) << 60))
     return invalid(std::string(name) + ": the addressed range overflows 64-bit byte offsets");
+  return {};
+}
+
+// The caller's workspace: a known memory kind with an address (non-zero VkBuffer), 256-byte
+// aligned as cudaMalloc's and cuBLASLt's are, and no byte shared with an operand (the kind of
+// the backend's memory is checked by check_backend_support).
+Status check_workspace(const og_gemm_desc& desc, Problem& p, const Operand& bias_op) {
+  const og_memory& w = desc.workspace;
+  if (enum_int(w.kind) == OG_MEMORY_NONE) {
+    if (desc.workspace_bytes != 0)
+      return invalid("workspace: workspace_bytes is " + std::to_string(desc.workspace_bytes) +
+                     " but no workspace memory is given (kind OG_MEMORY_NONE)");
+    return {};
+  }
+  if (enum_int(w.kind) < OG_MEMORY_NONE || enum_int(w.kind) > OG_MEMORY_VULKAN)
+    return invalid("workspace: unknown memory kind " + std::to_string(enum_int(w.kind)));
+  if (w.kind == OG_MEMORY_VULKAN ? w.vk_buffer == 0 : w.ptr == nullptr)
+    return invalid(std::string("workspace: ") + (w.kind == OG_MEMORY_VULKAN ? "null VkBuffer" : "null pointer"));
+  const uint64_t base = w.kind == OG_MEMORY_VULKAN ? w.offset : uint64_t(reinterpret_cast<uintptr_t>(w.ptr)) + w.offset;
+  if (base % 256)
+    return invalid("workspace: its address must be a multiple of 256 bytes (is " + std::to_string(base % 256) +
+                   " bytes past one)");
+  if (desc.workspace_bytes > (uint64_t(1) << 60)) return invalid("workspace: workspace_bytes above 2^60");
+  const ByteRange ws{w.kind, w.kind == OG_MEMORY_VULKAN ? w.vk_buffer : 0, base, base + desc.workspace_bytes};
+  struct Named { const Operand* o; const char* name; };
+  for (Named x : {Named{&p.a, "A"}, Named{&p.b, "B"}, Named{&p.c, "C"}, Named{&p.d, "D"}, Named{&bias_op, "bias"}})
+    if (x.o->present && overlaps(ws, byte_range(*x.o, p.batch)))
+      return invalid(std::string("workspace overlaps ") + x.name + " in memory");
+  p.workspace = w;
+  p.workspace_bytes = desc.workspace_bytes;
   return {};
 }
 
@@ -253,10 +285,14 @@ Status validate(const og_gemm_desc& desc, Problem& p) {
   // Zero-size problems are valid no-ops: nothing below is touched.
   if (p.empty()) return {};
 
-  if (p.batch > 1 && p.d.batch_stride < p.d.extent_elements(1))
+  // D's batches may interleave (heads side by side: ld = heads x N, batch stride N) but must not
+  // share an element: decided exactly (view_overlap.hpp).
+  if (p.batch > 1 &&
+      batches_overlap(StridedView{p.d.rows, p.d.cols, p.d.stride_row, p.d.stride_col, p.d.batch_stride}, p.batch))
     return invalid("D: batch stride " + std::to_string(p.d.batch_stride) +
-                   " makes batches overlap (each batch's output spans " +
-                   std::to_string(p.d.extent_elements(1)) + " elements)");
+                   " makes batches overlap: two batches share an output element (batch b's element (i, j) is at "
+                   "b * " + std::to_string(p.d.batch_stride) + " + i * " + std::to_string(p.d.stride_row) + " + j * " +
+                   std::to_string(p.d.stride_col) + ")");
 
   p.a.present = p.k > 0;
   p.b.present = p.k > 0;
@@ -286,6 +322,8 @@ Status validate(const og_gemm_desc& desc, Problem& p) {
   for (const Operand* o : {&p.a, &p.b, &p.c, &bias_op})
     if (o->present && (o->mem.kind != p.d.mem.kind || (o->scale.present() && o->scale.mem.kind != p.d.mem.kind)))
       return invalid("operands live in different kinds of memory (all must be host, CUDA, HIP or Vulkan alike)");
+
+  if (!(s = check_workspace(desc, p, bias_op))) return s;
 
   // The output must not overlap an input, except C given as exactly the same view (in place).
   const ByteRange d_range = byte_range(p.d, p.batch);
@@ -328,6 +366,9 @@ Status check_backend_support(const Backend& be, const Problem& p, bool host_stag
   if (!host_staging && !p.empty() && !(be.memory_kinds() & (1u << p.d.mem.kind)))
     return invalid("backend " + bname + " cannot use this memory kind; use og_gemm_host for host pointers "
                    "or pass memory of the context's backend");
+  if (p.has_workspace() && !(be.memory_kinds() & (1u << p.workspace.kind)))
+    return invalid("workspace: backend " + bname + " cannot use this memory kind; the workspace must be memory of the "
+                   "context's backend (og_memory_alloc gives such memory)");
   return be.check_problem(p);
 }
 

@@ -34,16 +34,17 @@ TEST_CASE("config space: the cuda.simt table is the tutorial's CUDA list verbati
   }
 }
 
-TEST_CASE("config space: the hip.gfx90a_mfma table is the tutorial's MI200 list verbatim, num_stages 0") {
-  // (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, waves_per_eu, num_warps)
+TEST_CASE("config space: the hip.gfx90a_mfma table starts with the tutorial's MI200 list verbatim, num_stages 0") {
+  // (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, waves_per_eu, num_warps); rows of the backend's own follow.
   const std::vector<std::tuple<int, int, int, int, int, int>> seeds = {
       {128, 256, 16, 1, 2, 4}, {256, 256, 16, 4, 2, 8}, {128, 128, 32, 1, 2, 8}, {64, 128, 32, 8, 3, 4}, {64, 64, 32, 1, 8, 4}};
   auto table = family_table("hip.gfx90a_mfma");
-  REQUIRE(table.size() == seeds.size());
-  for (size_t i = 0; i < seeds.size(); ++i) {
+  REQUIRE(table.size() >= seeds.size());
+  for (size_t i = 0; i < table.size(); ++i) {
     const Config& c = table[i];
-    CHECK(std::make_tuple(c.block_m, c.block_n, c.block_k, c.group_m, c.waves_per_eu, c.warps) == seeds[i]);
+    if (i < seeds.size()) CHECK(std::make_tuple(c.block_m, c.block_n, c.block_k, c.group_m, c.waves_per_eu, c.warps) == seeds[i]);
     CHECK(c.stages == 0);
+    CHECK(c.waves_per_eu > 0);
   }
 }
 

@@ -42,8 +42,10 @@ class ModelledH100 final : public Backend {
     l.peak_tflops_f32 = 256 * sm_ghz * 1e-3;
     l.peak_tflops_16bit = 4096 * sm_ghz * 1e-3;
     l.peak_tflops_8bit = 2 * l.peak_tflops_16bit;
+    l.memory_gbps = 2.0 * 2.619 * 5120 / 8;  // HBM3 at 2619 MHz on a 5120-bit bus, as CudaDevice::init computes it
     dev_.encode_tiled = &no_tensor_maps;
     owned_.push_back(make_sm90_wgmma_family(dev_));
+    owned_.push_back(make_sm90_repack_family(dev_, *owned_.back()));
     owned_.push_back(make_sm80_mma_family(dev_));
     owned_.push_back(make_simt_family(dev_));
     for (auto& f : owned_) families_.push_back(f.get());
@@ -162,19 +164,22 @@ TEST_CASE("cuda model: narrow, tall and 192x192 Hopper tiles are offered only wh
   CHECK_FALSE(offered(be, f16(6144, 6144, 6144), "sm90_wgmma:192x192x64-g8-s4-w12-swap"));
 }
 
-TEST_CASE("cuda model: problems TMA or wgmma cannot take fall to sm80_mma, then simt, and say why") {
+TEST_CASE("cuda model: problems TMA or wgmma cannot take fall to sm90_repack, sm80_mma, then simt, and say why") {
   ModelledH100 be;
-  // Leading dimensions not a multiple of 16 bytes: no TMA; the mma.sync gathering loader runs.
+  // Leading dimensions not a multiple of 16 bytes: no TMA in place; the copies make it sm90's.
   const Problem odd = problem(1000, 1000, 1000, OG_DTYPE_BF16, OG_DTYPE_BF16, false, 3);
-  CHECK(choice(be, odd).rfind("sm80_mma:", 0) == 0);
+  CHECK(choice(be, odd).rfind("sm90_repack:", 0) == 0);
   Status s = be.families()[0]->can_implement(odd, be.families()[0]->configs()[0]);
   CHECK_FALSE(s.ok());
   CHECK(s.message.find("16 bytes") != std::string::npos);
   // f32 and mixed f16 x bf16 inputs have no tensor-core family.
   CHECK(choice(be, problem(300, 300, 300, OG_DTYPE_F32, OG_DTYPE_F32)).rfind("simt:", 0) == 0);
   CHECK(choice(be, problem(300, 300, 300, OG_DTYPE_F16, OG_DTYPE_F32, false, 0, OG_DTYPE_BF16)).rfind("simt:", 0) == 0);
-  // fp8 with B row-major (N-major): wgmma needs K-major fp8, mma.sync converts on load.
-  CHECK(choice(be, problem(2048, 2048, 2048, OG_DTYPE_FP8_E4M3, OG_DTYPE_F16)).rfind("sm80_mma:", 0) == 0);
+  // fp8 with B row-major (N-major): wgmma needs K-major fp8; the repack copy transposes B.
+  CHECK(choice(be, problem(2048, 2048, 2048, OG_DTYPE_FP8_E4M3, OG_DTYPE_F16)).rfind("sm90_repack:", 0) == 0);
+  // f16 x bf16 has no Hopper kernel, copied or not: mma.sync would convert, simt runs it.
+  CHECK_FALSE(be.families()[1]->can_implement(problem(300, 300, 300, OG_DTYPE_F16, OG_DTYPE_F32, false, 3, OG_DTYPE_BF16),
+                                              be.families()[1]->configs()[0]));
   // Every row of every table is well-formed and names its family.
   for (const KernelFamily* f : be.families())
     for (const Config& c : f->configs()) {
@@ -182,4 +187,63 @@ TEST_CASE("cuda model: problems TMA or wgmma cannot take fall to sm80_mma, then 
       CHECK(c.family == f->name());
       CHECK(Config::parse(c.to_string()) == c);
     }
+}
+
+TEST_CASE("cuda model: unaligned operands of 1024 and more run on sm90_repack, tiny ones on sm80_mma") {
+  ModelledH100 be;
+  KernelFamily& repack = *be.families()[1];
+  REQUIRE(std::string(repack.name()) == "sm90_repack");
+  // Odd leading dimensions (3 elements of padding), both B layouts, f16 and bf16, squares and
+  // LLM-like shapes with an odd vocabulary or K: the copies' bytes are small against 2MNK.
+  struct Row {
+    int64_t m, n, k;
+    og_dtype in;
+    bool b_col_major;
+  };
+  const std::vector<Row> large = {{1024, 1024, 1024, OG_DTYPE_F16, false}, {1024, 1024, 1024, OG_DTYPE_BF16, true},
+                                  {2048, 2048, 2048, OG_DTYPE_BF16, false}, {4096, 4096, 4096, OG_DTYPE_F16, true},
+                                  {4096, 32001, 4096, OG_DTYPE_BF16, false}, {1024, 4096, 4095, OG_DTYPE_F16, true},
+                                  {8192, 1024, 1024, OG_DTYPE_BF16, false}, {1024, 1024, 16384, OG_DTYPE_F16, false}};
+  for (const Row& r : large) {
+    CAPTURE(r.m);
+    CAPTURE(r.n);
+    CAPTURE(r.k);
+    const Problem p = problem(r.m, r.n, r.k, r.in, r.in, r.b_col_major, 3);
+    CHECK(choice(be, p).rfind("sm90_repack:", 0) == 0);
+    // The cost model saw the copy: its predicted time includes the extra bytes and launch.
+    const auto ranked = rank_candidates(be, p);
+    REQUIRE_FALSE(ranked.empty());
+    CHECK(ranked.front().cost.extra_ms > 0);
+  }
+  // Tiny problems: the copy's launch costs more than the gathering loader's whole run.
+  for (int64_t s : {8, 16, 24, 32}) {
+    CAPTURE(s);
+    const std::string c = choice(be, problem(s, s, s, OG_DTYPE_F16, OG_DTYPE_F16, false, 3));
+    CHECK(c.rfind("sm80_mma:", 0) == 0);
+    int repack_ranked = 0;  // it was ranked, and predicted slower
+    for (const auto& cand : rank_candidates(be, problem(s, s, s, OG_DTYPE_F16, OG_DTYPE_F16, false, 3)))
+      repack_ranked += cand.config.family == "sm90_repack";
+    CHECK(repack_ranked > 0);
+  }
+  // Aligned problems need no copies: the family refuses, saying that sm90_wgmma runs them.
+  const Problem aligned = problem(2048, 2048, 2048, OG_DTYPE_F16, OG_DTYPE_F16);
+  const Status s = repack.can_implement(aligned, repack.configs()[0]);
+  CHECK_FALSE(s.ok());
+  CHECK(s.message.find("sm90_wgmma runs it") != std::string::npos);
+  CHECK(choice(be, aligned).rfind("sm90_wgmma:", 0) == 0);
+  // A misaligned base alone (leading dimensions aligned) is copied too.
+  Problem shifted = aligned;
+  shifted.a.mem.offset = 2;
+  CHECK(choice(be, shifted).rfind("sm90_repack:", 0) == 0);
+  // Its configs are sm90_wgmma's rows under its own name, and its plan (no tensor maps on the
+  // model) keeps sm90_wgmma's refusals: a tile that needs a K-major B is fine on the copies.
+  REQUIRE(repack.configs().size() == be.families()[0]->configs().size());
+  for (size_t i = 0; i < repack.configs().size(); ++i) {
+    Config c = repack.configs()[i];
+    CHECK(c.family == "sm90_repack");
+    c.family = "sm90_wgmma";
+    CHECK(c == be.families()[0]->configs()[i]);
+  }
+  CHECK(repack.can_implement(problem(1000, 1000, 1000, OG_DTYPE_F16, OG_DTYPE_F16, false, 3),
+                             *Config::parse("sm90_repack:192x192x64-g8-s4-w12-coop")));
 }

@@ -6,6 +6,8 @@
 #include "../families.hpp"
 #include "../kernel_views.hpp"
 #include "launch.hpp"
+#include "tensor_map_memo.hpp"
+#include "omnigemm/tile_schedule.h"
 
 namespace omnigemm::detail {
 
@@ -14,12 +16,13 @@ namespace {
 using sm90::Form;
 using sm90::KernelKey;
 
-struct Sm90Row {
-  int block_m, block_n, block_k, split_k;
-  Form form;
+// The kernel each row instantiates, with its BLOCK_K (which input width it is built for).
+struct Sm90RowKernel {
+  int block_k;
+  KernelKey key;
 };
-constexpr Sm90Row kRows[] = {
-#define OG_CUDA_SM90_WGMMA(bm, bn, bk, gm, st, sk, form) Sm90Row{bm, bn, bk, sk, Form::form},
+constexpr Sm90RowKernel kRowKernels[] = {
+#define OG_CUDA_SM90_WGMMA(bm, bn, bk, gm, st, sk, form) Sm90RowKernel{bk, sm90::kernel_key(bm, bn, sk, Form::form)},
 #include "../families/sm90_wgmma.inc"
 #undef OG_CUDA_SM90_WGMMA
 };
@@ -36,7 +39,8 @@ struct Sm90Launch {
   sm90::Launch l;
   bool swapped = false;            // runs D^T = B^T A^T
   og_dtype a = OG_DTYPE_F16, b = OG_DTYPE_F16;
-  long long split_floats = 0, split_counters = 0;  // workspace when slices meet in global memory
+  WorkspaceNeed need;              // split-K counters and partials, when slices meet in global memory
+  CallerWorkspace caller;          // the workspace the launch carves (none: the device's own)
 };
 
 class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
@@ -59,8 +63,12 @@ class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
     OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
     sm90::Launch& l = pl.l;
     l.stream = static_cast<cudaStream_t>(stream);
-    if (pl.split_floats > 0)
-      if (Status s = dev_.split_workspace(l.stream, pl.split_floats, pl.split_counters, l.partials, l.counters); !s) return s;
+    if (pl.need.bytes() > 0) {
+      WorkspaceParts parts;
+      if (Status s = dev_.workspace(pl.caller, l.stream, pl.need, parts); !s) return s;
+      l.partials = parts.partials;
+      l.counters = parts.counters;
+    }
     cudaError_t e = cudaErrorInvalidValue;
     if (pl.a == OG_DTYPE_F16) e = sm90::launch_f16(l);
     else if (pl.a == OG_DTYPE_BF16) e = sm90::launch_bf16(l);
@@ -75,7 +83,7 @@ class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
     out.cluster = l.key.cluster_size();
     out.threads = 128 * (1 + sm90::kConsumers);
     out.shared_bytes = (long long)sm90::shared_bytes(l.key.block_m(), l.key.block_n, l.stages);
-    out.workspace_bytes = pl.split_floats * 4 + pl.split_counters * 4;
+    out.workspace_bytes = pl.need.bytes();
     std::string n = "persistent, " + std::to_string(l.key.block_m()) + "x" + std::to_string(l.key.block_n) + " kernel tiles";
     if (pl.swapped) n += " on D^T = B^T A^T";
     if (l.key.pingpong) n += ", ping-pong consumers";
@@ -97,12 +105,12 @@ class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
                      int64_t outer_stride, int64_t batch, int box_inner, int box_outer, CUtensorMapL2promotion promotion) const;
 
   CudaDevice& dev_;
+  mutable sm90::TensorMapMemo maps_;
 };
 
 Status Sm90WgmmaFamily::check(const Problem& p, const Config& c, Sm90Launch& out, bool fill) const {
-  const std::string form_name(c.form.view());
   Form form;
-  if (!sm90::parse_form(form_name.c_str(), form))
+  if (!sm90::parse_form(c.form.text, form))
     return error(StatusCode::unsupported, "the form must be coop, pingpong, mcast or swap");
   if (form != Form::swap) return check_kernel(p, c, form, out, fill);
   // swap: the coop kernel on D^T = B^T A^T, its tile transposed.
@@ -134,8 +142,7 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   if (c.stages < 2) return fail("needs at least 2 pipeline stages");
   const KernelKey key = sm90::kernel_key(c.block_m, c.block_n, c.split_k, form, cuda_technique_on("OMNIGEMM_CUDA_SPLIT_PAIRS"));
   bool instantiated = false;
-  for (const Sm90Row& r : kRows)
-    instantiated |= r.block_k == c.block_k && sm90::kernel_key(r.block_m, r.block_n, r.split_k, r.form) == key;
+  for (const Sm90RowKernel& r : kRowKernels) instantiated |= r.block_k == c.block_k && r.key == key;
   if (!instantiated || key.wg_m == 0 || key.block_m() != c.block_m)
     return fail("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " " +
                 std::string(c.form.empty() ? "coop" : c.form.view()) + " tile with " + std::to_string(128 / eb) +
@@ -146,7 +153,7 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   if (p.k < 1) return fail("K must be at least 1 (a TMA box needs a non-empty K extent)");
   if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
   const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
-  if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
+  if (tiles * c.split_k > 0x7fffffffLL) return fail("more than 2^31 - 1 work items (output tiles x split-K slices)");
   long long split_floats = 0, split_counters = 0;
   if (c.split_k > 1 && !key.split_pairs) {  // the workspace of slices that meet through global memory
     const long long split_tiles = sm90::split_tiles((p.m + c.block_m - 1) / c.block_m, (p.n + c.block_n - 1) / c.block_n,
@@ -186,14 +193,15 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   l.max_shared = size_t(dev_.info.limits.max_shared_bytes);
   l.ep = epilogue_args(p);
   l.split_k = c.split_k;
-  l.grid = int(std::min<long long>(tiles * c.split_k, dev_.programs()));
+  l.grid = og_persistent_grid(int(tiles * c.split_k), dev_.programs());
   l.dependent_launch = cuda_technique_on("OMNIGEMM_CUDA_PDL");
   // The deferred epilogue stores through map_d; where D cannot have one, tiles store at once.
   l.defer_epilogue = cuda_technique_on("OMNIGEMM_CUDA_DEFER_EPILOGUE") && encode_output(l.map_d, p, l.ep);
   out.a = ta;
   out.b = tb;
-  out.split_floats = split_floats;
-  out.split_counters = split_counters;
+  out.need.partial_floats = split_floats;
+  out.need.counters = split_counters;
+  out.caller = caller_workspace(p);
   const int block_k = 128 / eb;
   // K-major: rows of K (box: BLOCK_K x tile rows); MN-major: rows of M or N (box: 64 x BLOCK_K).
   if (!encode_operand(l.map_a, p.a, eb, a_k_major ? p.k : p.m, a_k_major ? p.m : p.k, a_k_major ? p.a.stride_row : p.a.stride_col,
@@ -260,8 +268,20 @@ CUresult Sm90WgmmaFamily::encode_3d(CUtensorMap& map, const Operand& o, CUtensor
   const cuuint32_t box[3] = {cuuint32_t(box_inner), cuuint32_t(box_outer), 1};
   const cuuint32_t unit[3] = {1, 1, 1};
   void* base = static_cast<char*>(o.mem.ptr) + o.mem.offset;
-  return dev_.encode_tiled(&map, type, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                           CU_TENSOR_MAP_SWIZZLE_128B, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  sm90::TensorMapMemo::Key key;
+  key.base = uint64_t(reinterpret_cast<uintptr_t>(base));
+  for (int i = 0; i < 3; ++i) key.dims[i] = dims[i];
+  key.strides[0] = strides[0];
+  key.strides[1] = strides[1];
+  key.box[0] = box[0];
+  key.box[1] = box[1];
+  key.type = int(type);
+  key.promotion = int(promotion);
+  if (maps_.find(key, map)) return CUDA_SUCCESS;
+  const CUresult r = dev_.encode_tiled(&map, type, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                       CU_TENSOR_MAP_SWIZZLE_128B, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r == CUDA_SUCCESS) maps_.put(key, map);
+  return r;
 }
 
 // An operand's map: its TMA boxes are the kernel's A and B tiles.

@@ -69,7 +69,7 @@ cudaError_t launch_shape(const Launch& l) {
       max_clusters.store(n, std::memory_order_relaxed);
     }
     const int groups = S::work_count(args.num_pid_m, args.num_pid_n, args.split_k, args.batch);
-    config.gridDim = dim3(unsigned(S::kClusterSize * std::min(groups, max_clusters.load(std::memory_order_relaxed))));
+    config.gridDim = dim3(unsigned(S::kClusterSize * og_persistent_grid(groups, max_clusters.load(std::memory_order_relaxed))));
   }
   return cudaLaunchKernelEx(&config, gemm_tma_wgmma<S>, l.map_a, l.map_b, l.map_d, args);
 }

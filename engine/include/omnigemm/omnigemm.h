@@ -12,7 +12,8 @@
  * named below, with a message naming the operand and the rule):
  *   - rows, cols and batch_count are in [0, 2^31-1]; ld is at least the stored row length
  *     (row-major: cols, column-major: rows; at least 1); batch strides are >= 0, and D's batches
- *     must not overlap when batch_count > 1;
+ *     must not share an element when batch_count > 1 (they may interleave: ld = heads x N with
+ *     batch stride N writes the heads side by side; the check is exact);
  *   - an empty problem (M, N or batch_count 0) is valid and touches no memory; K = 0 is valid and
  *     gives D = act(beta * C + bias);
  *   - every address (pointer + offset, or a VkBuffer offset) is a multiple of its element size;
@@ -25,7 +26,10 @@
  *   - a block-scaled A or B (omnigemm/blockscaled.h) has a scale mode its dtype allows, a scale
  *     tensor in the operand's kind of memory, aligned to its scale size, with a valid layout and
  *     ld, and fp4 elements contiguous along K; D must not overlap a scale tensor. A backend
- *     without the format or scale mode answers OG_ERROR_UNSUPPORTED.
+ *     without the format or scale mode answers OG_ERROR_UNSUPPORTED;
+ *   - a workspace, when given, is memory of the context's backend, its address a multiple of 256
+ *     bytes, overlapping no operand, and at least og_gemm_workspace_size bytes.
+ * The same call on the same device gives bitwise-identical D run after run (split-K included).
  */
 #ifndef OMNIGEMM_H
 #define OMNIGEMM_H
@@ -196,6 +200,13 @@ typedef struct og_gemm_desc {
   const char* config;   /* optional forced config "family:BMxBNxBK-gG-sS-wW[-eE][-kK][-form]", as
                            og_gemm_explain prints it (e.g. "packed:224x2048x2048-g1-s1-w1"); the
                            family prefix may be left out. NULL: tune cache or cost model */
+  og_memory workspace;  /* optional device workspace for this call (see og_gemm_workspace_size):
+                           memory of the context's backend, its address a multiple of 256 bytes,
+                           overlapping no operand. Kind OG_MEMORY_NONE (the default): the engine
+                           allocates the workspace a call needs itself, on first need, and keeps
+                           it per stream (grown, never shrunk) */
+  uint64_t workspace_bytes; /* the workspace's size; a call that needs more is refused
+                           (OG_ERROR_INVALID_ARGUMENT) before anything runs */
 } og_gemm_desc;
 
 typedef enum og_tune_mode {
@@ -300,6 +311,13 @@ typedef enum og_choice_source {
   OG_CHOICE_TUNED = 3       /* timed by this call (og_gemm in OG_TUNE_ON_MISS mode); explain never times */
 } og_choice_source;
 
+/* Where a call's device workspace comes from (og_explanation.workspace_source). */
+typedef enum og_workspace_source {
+  OG_WORKSPACE_NONE = 0,   /* the call needs none */
+  OG_WORKSPACE_CALLER = 1, /* desc->workspace */
+  OG_WORKSPACE_ENGINE = 2  /* allocated by the engine on first need and kept per stream */
+} og_workspace_source;
+
 typedef struct og_explanation {
   og_backend backend;
   char family[64];          /* qualified kernel family, e.g. "cuda.sm90_wgmma" */
@@ -310,7 +328,8 @@ typedef struct og_explanation {
   int cluster;              /* workgroups per cluster (1: none), */
   int threads;              /* threads per workgroup, */
   int64_t shared_bytes;     /* shared memory per workgroup, */
-  int64_t workspace_bytes;  /* and device workspace */
+  int64_t workspace_bytes;  /* and device workspace (what og_gemm_workspace_size answers), */
+  og_workspace_source workspace_source; /* which the caller passes or the engine allocates */
   char report[8192];        /* readable report: the choice and why, the plan, the runners-up and every
                                other family's reason for not running it (truncated with "..." if longer) */
 } og_explanation;
@@ -319,6 +338,17 @@ typedef struct og_explanation {
  * og_gemm would refuse gets the same status and message. An empty problem (M, N or batch 0)
  * explains that nothing runs. */
 OG_API og_status og_gemm_explain(og_context* ctx, const og_gemm_desc* desc, og_explanation* out);
+
+/* ---- Workspace under the caller's control. ---------------------------------------------- */
+/* The bytes of device workspace og_gemm / og_gemm_async would use for this descriptor with the
+ * config it would choose (0: none; the CPU backend never needs any). Passing at least that much
+ * in desc->workspace makes the call allocate nothing; the answer depends on the sizes, dtypes,
+ * layouts, alignment of the operands' addresses and the config, so ask again when they change
+ * (the answer for one descriptor does not change between calls, except that in OG_TUNE_ON_MISS
+ * mode the first og_gemm of a new problem may tune to another config: ask after it). A workspace
+ * is in use until the work enqueued with it has finished: calls in flight on different streams
+ * need different workspaces. Same validation and status as og_gemm; *bytes is 0 on failure. */
+OG_API og_status og_gemm_workspace_size(og_context* ctx, const og_gemm_desc* desc, uint64_t* bytes);
 
 /* ---- Memory of the context's backend and device timing (for tools and benchmarks). ------- */
 /* Allocates `bytes` of device memory of the context's backend (host memory on the CPU backend):

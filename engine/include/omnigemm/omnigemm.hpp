@@ -146,6 +146,8 @@ struct Gemm {
   Epilogue epilogue{};
   int64_t batch_count = 1;  // 0: a valid empty call (nothing is read or written)
   std::string config{};     // optional forced config, e.g. "packed:224x2048x2048-g1-s1-w1"
+  Memory workspace{};       // optional device workspace (og_gemm_desc.workspace); none: the engine's own
+  uint64_t workspace_bytes = 0;
 
   og_gemm_desc to_c() const {
     og_gemm_desc g;
@@ -164,6 +166,8 @@ struct Gemm {
     g.epilogue.bias_batch_stride = epilogue.bias_batch_stride;
     g.batch_count = batch_count;
     g.config = config.empty() ? nullptr : config.c_str();
+    g.workspace = workspace.raw;
+    g.workspace_bytes = workspace_bytes;
     return g;
   }
 };
@@ -189,6 +193,8 @@ struct Explanation {
   std::string family() const { return raw.family; }
   std::string config() const { return raw.config; }
   std::string report() const { return raw.report; }
+  int64_t workspace_bytes() const { return raw.workspace_bytes; }
+  bool workspace_from_engine() const { return raw.workspace_source == OG_WORKSPACE_ENGINE; }
 };
 
 // Either a value or a failed Status (std::expected arrives only in C++23). Test ok() (or the
@@ -278,6 +284,14 @@ class Context {
     og_status s = og_gemm_explain(ctx_, &d, &e.raw);
     if (s != OG_OK) return Status::from_c(s);
     return e;
+  }
+  // og_gemm_workspace_size: the device workspace run(g) would use (pass it as g.workspace).
+  Result<uint64_t> workspace_size(const Gemm& g) {
+    auto d = g.to_c();
+    uint64_t bytes = 0;
+    og_status s = og_gemm_workspace_size(ctx_, &d, &bytes);
+    if (s != OG_OK) return Status::from_c(s);
+    return bytes;
   }
   og_context* c_handle() const { return ctx_; }
 

@@ -1,0 +1,121 @@
+// The repack copy kernel (copy.hpp). Each block copies 64 x 64 tiles. Where the source already
+// has a unit stride along the destination's unit dimension (an unaligned leading dimension or
+// base, same orientation), each thread reads 16 bytes' worth of consecutive elements and writes
+// them with one aligned 16-byte store. Otherwise (a transpose, or no unit stride) the tile goes
+// through shared memory: read with consecutive threads along the source's smaller stride, written
+// with consecutive threads along the destination's unit stride; the shared tile's rows are padded
+// to an odd number of 4-byte words, so that walking either of its dimensions touches 32 banks.
+#include <algorithm>
+
+#include "copy.hpp"
+
+namespace omnigemm::detail::repack {
+
+namespace {
+
+constexpr int kTile = 64;
+constexpr int kThreads = 256;
+
+template <class T>
+struct Tile {
+  static constexpr int kStride = kTile + int(4 / sizeof(T));  // 17 or 33 words per row
+  T e[kTile][kStride];
+};
+
+__device__ long long tiles_of(const Copy& c) {
+  return (long long)((c.rows + kTile - 1) / kTile) * ((c.cols + kTile - 1) / kTile);
+}
+
+template <class T>
+__device__ void copy_tile(const Copy& c, long long tile, int b, Tile<T>& s) {
+  const int tiles_c = (c.cols + kTile - 1) / kTile;
+  const int r0 = int(tile / tiles_c) * kTile, c0 = int(tile % tiles_c) * kTile;
+  const T* src = static_cast<const T*>(c.src) + (long long)b * c.src_batch;
+  T* dst = static_cast<T*>(c.dst) + (long long)b * c.dst_batch;
+  const bool read_along_cols = c.src_col <= c.src_row;
+  for (int e = threadIdx.x; e < kTile * kTile; e += kThreads) {
+    const int fast = e % kTile, slow = e / kTile;
+    const int r = read_along_cols ? slow : fast, col = read_along_cols ? fast : slow;
+    if (r0 + r < c.rows && c0 + col < c.cols) s.e[r][col] = src[(r0 + r) * c.src_row + (c0 + col) * c.src_col];
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < kTile * kTile; e += kThreads) {
+    const int fast = e % kTile, slow = e / kTile;
+    const int r = c.dst_unit_cols ? slow : fast, col = c.dst_unit_cols ? fast : slow;
+    if (r0 + r < c.rows && c0 + col < c.cols) {
+      const long long at = c.dst_unit_cols ? (long long)(r0 + r) * c.dst_ld + c0 + col : (r0 + r) + (long long)(c0 + col) * c.dst_ld;
+      dst[at] = s.e[r][col];
+    }
+  }
+  __syncthreads();
+}
+
+// The same orientation: 16-byte stores (destination rows are 16-byte aligned: dst_ld is a multiple
+// of 16 bytes and the workspace 256-byte aligned), element loads (the source is not aligned).
+template <class T>
+__device__ void copy_tile_direct(const Copy& c, long long tile, int b) {
+  constexpr int kVec = int(16 / sizeof(T));
+  const int tiles_c = (c.cols + kTile - 1) / kTile;
+  const int r0 = int(tile / tiles_c) * kTile, c0 = int(tile % tiles_c) * kTile;
+  const T* src = static_cast<const T*>(c.src) + (long long)b * c.src_batch;
+  T* dst = static_cast<T*>(c.dst) + (long long)b * c.dst_batch;
+  // (outer, inner): the destination's rows and unit-stride dimension.
+  const int outer0 = c.dst_unit_cols ? r0 : c0, inner0 = c.dst_unit_cols ? c0 : r0;
+  const int outer_n = c.dst_unit_cols ? c.rows : c.cols, inner_n = c.dst_unit_cols ? c.cols : c.rows;
+  const long long src_outer = c.dst_unit_cols ? c.src_row : c.src_col;
+  for (int e = threadIdx.x; e < kTile * (kTile / kVec); e += kThreads) {
+    const int o = outer0 + e / (kTile / kVec), i = inner0 + e % (kTile / kVec) * kVec;
+    if (o >= outer_n || i >= inner_n) continue;
+    const T* from = src + o * src_outer + i;
+    T* to = dst + o * c.dst_ld + i;
+    if (i + kVec <= inner_n) {
+      union {
+        uint4 v;
+        T e[kVec];
+      } u;
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) u.e[q] = from[q];
+      *reinterpret_cast<uint4*>(to) = u.v;
+    } else {
+      for (int q = 0; q < inner_n - i; ++q) to[q] = from[q];
+    }
+  }
+}
+
+// blockIdx.x walks the tiles of copy 0 then copy 1, blockIdx.y the batches (grid-strided both).
+template <class T>
+__global__ void __launch_bounds__(kThreads) repack_kernel(const __grid_constant__ Args args) {
+  __shared__ Tile<T> s;
+  const long long t0 = tiles_of(args.copy[0]);
+  const long long total = t0 + (args.count > 1 ? tiles_of(args.copy[1]) : 0);
+  const int batches = max(args.copy[0].batches, args.count > 1 ? args.copy[1].batches : 0);
+  for (int b = blockIdx.y; b < batches; b += gridDim.y)
+    for (long long t = blockIdx.x; t < total; t += gridDim.x) {
+      const int which = t < t0 ? 0 : 1;
+      const Copy& c = args.copy[which];
+      if (b >= c.batches) continue;
+      const bool direct = c.dst_unit_cols ? c.src_col == 1 : c.src_row == 1;
+      if (direct) copy_tile_direct<T>(c, which ? t - t0 : t, b);
+      else copy_tile<T>(c, which ? t - t0 : t, b, s);
+    }
+}
+
+}  // namespace
+
+cudaError_t launch(const Args& args, cudaStream_t stream) {
+  if (args.count < 1 || args.count > 2 || (args.element_bytes != 1 && args.element_bytes != 2)) return cudaErrorInvalidValue;
+  long long tiles = 0;
+  int batches = 0;
+  for (int i = 0; i < args.count; ++i) {
+    const Copy& c = args.copy[i];
+    if (c.rows <= 0 || c.cols <= 0 || c.batches <= 0) return cudaErrorInvalidValue;
+    tiles += (long long)((c.rows + kTile - 1) / kTile) * ((c.cols + kTile - 1) / kTile);
+    batches = std::max(batches, c.batches);
+  }
+  const dim3 grid(unsigned(std::min<long long>(tiles, 1 << 20)), unsigned(std::min(batches, 65535)));
+  if (args.element_bytes == 2) repack_kernel<unsigned short><<<grid, kThreads, 0, stream>>>(args);
+  else repack_kernel<unsigned char><<<grid, kThreads, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+}  // namespace omnigemm::detail::repack

@@ -1,0 +1,195 @@
+// cuda.sm90_repack: the Hopper TMA/wgmma kernel (cuda.sm90_wgmma) on copies of the operands it
+// cannot load as they are: a base, leading dimension or batch stride that is not a multiple of
+// 16 bytes, no unit stride, or fp8 that is not K-major. One launch of the repack copy (copy.hpp)
+// writes each such operand K-major with a leading dimension rounded up to 16 bytes into the call's
+// workspace, then the sm90_wgmma family runs the problem on the copies. Its configs are the
+// sm90_wgmma table's rows under this family's name; the cost model ranks them against
+// cuda.sm80_mma's gathering loader with the copy's bytes over the memory bandwidth and one launch.
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "../families.hpp"
+#include "copy.hpp"
+
+namespace omnigemm::detail {
+
+namespace {
+
+constexpr long long kMaxCopyBytes = 1ll << 30;  // copies above 1 GiB are refused
+// The copy kernel's share of the memory bandwidth, and the time one more launch on the stream
+// costs (its start and the dependency gap before the GEMM): estimates the H100 measurements of
+// issue 24 are to calibrate.
+constexpr double kCopyBandwidthShare = 0.6;
+constexpr double kCopyLaunchUs = 4.0;
+
+// The sm90 kernel loads an operand as it is when it has a unit stride, 16-byte aligned base,
+// outer stride and batch stride, and (fp8) is K-major; `k_major` says which unit stride is K's.
+bool loadable_in_place(const Operand& o, bool k_major, bool unit_mn, bool fp8, int64_t batch) {
+  if (!k_major && !unit_mn) return false;
+  if (fp8 && !k_major) return false;
+  const int64_t outer = k_major ? (o.stride_col == 1 ? o.stride_row : o.stride_col) : (o.stride_row == 1 ? o.stride_col : o.stride_row);
+  return check_16_byte_operand(o, dtype_bytes(o.dtype), outer, batch, nullptr);
+}
+
+struct RepackPlan {
+  Problem inner;        // the problem on the copies (their addresses relative to the scratch base)
+  Config inner_config;  // the config, named for sm90_wgmma
+  repack::Args copy;    // sources filled; destinations as offsets into the scratch, set by run()
+  long long offsets[2] = {0, 0};
+  Operand* copied[2] = {nullptr, nullptr};  // the inner problem's operands that point into the scratch
+  long long scratch_bytes = 0;
+  double traffic = 0;   // bytes the copy reads and writes
+  bool copies_a = false, copies_b = false;
+};
+
+class Sm90RepackFamily final : public KernelFamily {
+ public:
+  Sm90RepackFamily(CudaDevice& device, KernelFamily& inner) : dev_(device), inner_(inner) {
+    for (Config c : inner_.configs()) {
+      c.family = "sm90_repack";
+      configs_.push_back(c);
+    }
+  }
+  const char* name() const override { return "sm90_repack"; }
+  std::span<const Config> configs() const override { return configs_; }
+
+  Status can_implement(const Problem& p, const Config& c) const override {
+    RepackPlan pl;
+    return plan(p, c, pl);
+  }
+
+  CostHints hints(const Problem& p, const Config& c) const override {
+    RepackPlan pl;
+    if (!plan(p, c, pl)) return {};
+    CostHints h = inner_.hints(pl.inner, pl.inner_config);
+    h.extra_bytes += pl.traffic / kCopyBandwidthShare;
+    h.extra_us += kCopyLaunchUs;
+    return h;
+  }
+
+  Status describe(const Problem& p, const Config& c, PlanSummary& out) const override {
+    RepackPlan pl;
+    Status s = plan(p, c, pl);
+    if (!s || !(s = inner_.describe(pl.inner, pl.inner_config, out))) return s;
+    out.workspace_bytes = WorkspaceNeed::round(out.workspace_bytes) + pl.scratch_bytes;
+    const std::string what = pl.copies_a && pl.copies_b ? "A and B" : pl.copies_a ? "A" : "B";
+    out.notes = what + " copied K-major into " + std::to_string(pl.scratch_bytes) +
+                " B of 16-byte aligned workspace (one launch), then " + out.notes;
+    return {};
+  }
+
+  Status run(const Problem& p, const Config& c, void* stream) override {
+    RepackPlan pl;
+    Status s = plan(p, c, pl);
+    if (!s) return s;
+    OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
+    const cudaStream_t st = static_cast<cudaStream_t>(stream);
+    // The caller's workspace holds the inner call's split-K parts first, then the copies; the
+    // engine's own keeps the copies in its per-stream scratch.
+    const CallerWorkspace caller = caller_workspace(p);
+    long long inner_bytes = 0;
+    if (caller.ptr) {
+      PlanSummary inner_plan;
+      if (!(s = inner_.describe(pl.inner, pl.inner_config, inner_plan))) return s;
+      inner_bytes = WorkspaceNeed::round(inner_plan.workspace_bytes);
+    }
+    if (caller.ptr && caller.bytes < uint64_t(inner_bytes + pl.scratch_bytes))
+      return error(StatusCode::invalid_argument, "workspace: " + std::to_string(caller.bytes) +
+                                                     " bytes given but this call needs " +
+                                                     std::to_string(inner_bytes + pl.scratch_bytes) + " (og_gemm_workspace_size)");
+    std::unique_lock<std::mutex> order(dev_.scratch_order(), std::defer_lock);
+    char* scratch = nullptr;
+    if (caller.ptr) {
+      scratch = caller.ptr + inner_bytes;
+    } else {
+      order.lock();  // the per-stream scratch is shared: copy and GEMM of one call stay adjacent
+      WorkspaceNeed need;
+      need.scratch_bytes = pl.scratch_bytes;
+      WorkspaceParts parts;
+      if (!(s = dev_.workspace(CallerWorkspace{}, st, need, parts))) return s;
+      scratch = parts.scratch;
+    }
+    for (int i = 0; i < pl.copy.count; ++i) {
+      pl.copy.copy[i].dst = scratch + pl.offsets[i];
+      pl.copied[i]->mem.ptr = scratch + pl.offsets[i];
+    }
+    if (caller.ptr) {
+      pl.inner.workspace = p.workspace;
+      pl.inner.workspace_bytes = uint64_t(inner_bytes);
+    }
+    OG_CUDA_TRY(repack::launch(pl.copy, st), "repack copy launch");
+    return inner_.run(pl.inner, pl.inner_config, stream);
+  }
+
+ private:
+  // The copies and the problem on them; the copies' addresses are placeholders (aligned) until
+  // run() knows the scratch. Refused where no operand needs a copy (sm90_wgmma runs the problem
+  // as it is) and with sm90_wgmma's reason where it cannot run the copied problem.
+  Status plan(const Problem& p, const Config& c, RepackPlan& pl) const {
+    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
+    const og_dtype ta = p.a.dtype, tb = p.b.dtype;
+    auto is_fp8 = [](og_dtype t) { return t == OG_DTYPE_FP8_E4M3 || t == OG_DTYPE_FP8_E5M2; };
+    const bool fp8 = is_fp8(ta) && is_fp8(tb);
+    const bool sixteen = (ta == OG_DTYPE_F16 || ta == OG_DTYPE_BF16) && ta == tb;
+    if (!fp8 && !sixteen) return fail("inputs must be f16 x f16, bf16 x bf16 or fp8 (e4m3/e5m2) x fp8");
+    if (p.k < 1) return fail("K must be at least 1");
+    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return fail("dimensions must be below 2^31");
+    pl.copies_a = !loadable_in_place(p.a, p.a.stride_col == 1, p.a.stride_row == 1, fp8, p.batch);
+    pl.copies_b = !loadable_in_place(p.b, p.b.stride_row == 1, p.b.stride_col == 1, fp8, p.batch);
+    if (!pl.copies_a && !pl.copies_b)
+      return fail("every operand is 16-byte aligned with a unit stride (and K-major where fp8): sm90_wgmma runs it without copies");
+    pl.inner = p;
+    pl.inner.workspace = og_memory{};
+    pl.inner.workspace_bytes = 0;
+    pl.inner_config = c;
+    pl.inner_config.family = inner_.name();
+    const int eb = dtype_bytes(ta);
+    const int64_t ld = (p.k * eb + 15) / 16 * 16 / eb;  // K rounded up to 16 bytes
+    auto add = [&](const Operand& src, Operand& dst, bool is_a) -> Status {
+      const int64_t mn = is_a ? p.m : p.n;
+      const long long matrix = (long long)(mn * ld * eb);
+      const long long bytes = matrix * p.batch;
+      if (bytes > kMaxCopyBytes) return fail("the operand copies would exceed 1 GiB");
+      const int i = pl.copy.count++;
+      repack::Copy& cp = pl.copy.copy[i];
+      cp.src = static_cast<const char*>(src.mem.ptr) + src.mem.offset;
+      cp.src_row = src.stride_row;
+      cp.src_col = src.stride_col;
+      cp.src_batch = p.batch > 1 ? src.batch_stride : 0;
+      cp.rows = int(src.rows);
+      cp.cols = int(src.cols);
+      cp.batches = int(p.batch);
+      cp.dst_unit_cols = is_a;  // A (M x K) K-major: unit stride along its columns; B (K x N): along its rows
+      cp.dst_ld = ld;
+      cp.dst_batch = mn * ld;
+      pl.offsets[i] = pl.scratch_bytes;
+      pl.scratch_bytes += WorkspaceNeed::round(bytes);
+      pl.traffic += double(src.rows) * double(src.cols) * double(p.batch) * eb + double(bytes);
+      dst.stride_row = is_a ? ld : 1;
+      dst.stride_col = is_a ? 1 : ld;
+      dst.batch_stride = p.batch > 1 ? mn * ld : 0;
+      dst.mem = og_memory{OG_MEMORY_CUDA, reinterpret_cast<void*>(uintptr_t(256)), 0, 0};  // placeholder
+      pl.copied[i] = &dst;
+      return {};
+    };
+    pl.copy.element_bytes = eb;
+    Status s;
+    if (pl.copies_a && !(s = add(p.a, pl.inner.a, true))) return s;
+    if (pl.copies_b && !(s = add(p.b, pl.inner.b, false))) return s;
+    if (!(s = inner_.can_implement(pl.inner, pl.inner_config))) return s;
+    return {};
+  }
+
+  CudaDevice& dev_;
+  KernelFamily& inner_;
+  std::vector<Config> configs_;
+};
+
+}  // namespace
+
+std::unique_ptr<KernelFamily> make_sm90_repack_family(CudaDevice& device, KernelFamily& sm90_wgmma) {
+  return std::make_unique<Sm90RepackFamily>(device, sm90_wgmma);
+}
+
+}  // namespace omnigemm::detail
