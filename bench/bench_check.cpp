@@ -89,6 +89,7 @@ Status make_host_problem(HostProblem& hp, uint64_t seed) {
 std::string Check::text() const {
   if (ok) return "ok";
   if (non_finite) return "FAIL (" + std::to_string(non_finite) + " not finite)";
+  if (not_close) return "FAIL (" + std::to_string(not_close) + " outside atol = rtol = 1e-3)";
   return "FAIL (err " + fmt("%.2e", rel_error) + " > " + fmt("%.1e", tol) + ")";
 }
 
@@ -105,10 +106,11 @@ Check check_output(const HostProblem& hp, const std::vector<uint8_t>& d_bytes, o
     }
     num += (o - hp.ref[e]) * (o - hp.ref[e]);
     den += hp.ref[e] * hp.ref[e];
+    if (hp.format && d != OG_DTYPE_BF16 && std::fabs(o - hp.ref[e]) > 1e-3 + 1e-3 * std::fabs(hp.ref[e])) ++c.not_close;
   }
   c.rel_error = c.non_finite ? INFINITY : std::sqrt(num) / (den > 0 ? std::sqrt(den) : 1.0);
   c.tol = tolerance(D(d), hp.shape.k, D(hp.dt.in), D(hp.dt.in));
-  c.ok = c.non_finite == 0 && c.rel_error <= c.tol;
+  c.ok = c.non_finite == 0 && c.rel_error <= c.tol && c.not_close == 0;
   return c;
 }
 
