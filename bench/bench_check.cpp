@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "bench_measure.hpp"
 #include "bench_util.hpp"
 
 namespace omnigemm::bench {
@@ -22,19 +23,29 @@ std::pair<std::vector<uint8_t>, std::vector<uint8_t>>& HostProblem::converted(og
   return converted_[d] = {convert(a), convert(b)};
 }
 
-void make_host_problem(HostProblem& hp, uint64_t seed) {
+Status make_host_problem(HostProblem& hp, uint64_t seed) {
   const Shape& s = hp.shape;
   const Storage& st = hp.st;
   const int64_t batch = st.batch;
-  hp.a = HostMatrix(s.m, s.k, D(hp.dt.in), st.a_col_major ? Layout::col_major : Layout::row_major, st.a_pad, batch,
-                    st.a_gap);
-  hp.b = HostMatrix(s.k, s.n, D(hp.dt.in), st.b_col_major ? Layout::col_major : Layout::row_major, st.b_pad,
-                    st.b_broadcast ? 1 : batch, st.b_gap);
+  if (!hp.dt.format.empty()) {  // one matrix each, A M x K row-major, B held N x K
+    hp.format = find_format(hp.dt.format);
+    if (!hp.format) return invalid("unknown format " + hp.dt.format);
+    if (batch != 1 || st.a_col_major || !st.b_col_major)
+      return invalid("block-scaled formats run one M x K row-major A and one B held N x K");
+    Status status = make_block_operand(*hp.format, OG_OPERAND_A, s.m, s.k, seed * 2 + 1, hp.qa, hp.a);
+    if (status) status = make_block_operand(*hp.format, OG_OPERAND_B, s.n, s.k, seed * 2 + 2, hp.qb, hp.b);
+    if (!status) return status;
+  } else {
+    hp.a = HostMatrix(s.m, s.k, D(hp.dt.in), st.a_col_major ? Layout::col_major : Layout::row_major, st.a_pad, batch,
+                      st.a_gap);
+    hp.b = HostMatrix(s.k, s.n, D(hp.dt.in), st.b_col_major ? Layout::col_major : Layout::row_major, st.b_pad,
+                      st.b_broadcast ? 1 : batch, st.b_gap);
+    fill_fast(hp.a, seed * 2 + 1);
+    fill_fast(hp.b, seed * 2 + 2);
+  }
   hp.d_ld = std::max<int64_t>(s.n, 1) + st.d_pad;
   hp.d_batch_stride = s.m * hp.d_ld + st.d_gap;
   hp.d_elements = std::max<int64_t>(hp.d_batch_stride * batch, 1);
-  fill_fast(hp.a, seed * 2 + 1);
-  fill_fast(hp.b, seed * 2 + 2);
   hp.full_check = double(s.m) * double(s.n) * double(s.k) * double(batch) <= double(1 << 24);
   hp.check_at.clear();
   if (hp.full_check) {
@@ -72,11 +83,13 @@ void make_host_problem(HostProblem& hp, uint64_t seed) {
     for (int64_t k = 0; k < s.k; ++k) acc += row[size_t(k)] * hp.b.get(bb, k, j);
     hp.ref[e] = apply_epilogue(epi, acc, 0.0, 0.0).value;
   }
+  return {};
 }
 
 std::string Check::text() const {
   if (ok) return "ok";
   if (non_finite) return "FAIL (" + std::to_string(non_finite) + " not finite)";
+  if (not_close) return "FAIL (" + std::to_string(not_close) + " outside atol = rtol = 1e-3)";
   return "FAIL (err " + fmt("%.2e", rel_error) + " > " + fmt("%.1e", tol) + ")";
 }
 
@@ -93,10 +106,11 @@ Check check_output(const HostProblem& hp, const std::vector<uint8_t>& d_bytes, o
     }
     num += (o - hp.ref[e]) * (o - hp.ref[e]);
     den += hp.ref[e] * hp.ref[e];
+    if (hp.format && d != OG_DTYPE_BF16 && std::fabs(o - hp.ref[e]) > 1e-3 + 1e-3 * std::fabs(hp.ref[e])) ++c.not_close;
   }
   c.rel_error = c.non_finite ? INFINITY : std::sqrt(num) / (den > 0 ? std::sqrt(den) : 1.0);
   c.tol = tolerance(D(d), hp.shape.k, D(hp.dt.in), D(hp.dt.in));
-  c.ok = c.non_finite == 0 && c.rel_error <= c.tol;
+  c.ok = c.non_finite == 0 && c.rel_error <= c.tol && c.not_close == 0;
   return c;
 }
 

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "bench_formats.hpp"
 #include "bench_options.hpp"
 #include "reference.hpp"
 
@@ -24,6 +26,12 @@ struct HostProblem {
   bool leaky = false;
   float slope = 0.1f;
   std::string forced_config;
+  // Block-scaled formats (dt.format set): the quantised operands (B held N x K), while a and b
+  // hold their dequantised f32 values for the reference; `plain` is a plain fp8 e4m3 problem of
+  // the same shape for the vendor's plain-fp8 baseline, made when first needed.
+  const FormatDef* format = nullptr;
+  BlockOperand qa, qb;
+  std::unique_ptr<HostProblem> plain;
   HostMatrix a, b;
   // D (M x N row-major per batch): leading dimension, batch stride and storage, in elements.
   int64_t d_ld = 0, d_batch_stride = 0, d_elements = 0;
@@ -45,19 +53,23 @@ struct HostProblem {
   std::pair<std::vector<uint8_t>, std::vector<uint8_t>>& converted(og_dtype d);
 };
 
-// Lays A, B and D out as hp.st says, draws A and B from `seed` and computes the reference at
-// the checked elements.
-void make_host_problem(HostProblem& hp, uint64_t seed);
+// Lays A, B and D out as hp.st says, draws A and B from `seed` (block-scaled formats: quantises
+// them and keeps the dequantised values in a and b) and computes the reference at the checked
+// elements.
+Status make_host_problem(HostProblem& hp, uint64_t seed);
 
 struct Check {
   bool ok = false;
   double rel_error = NAN, tol = NAN;
   int64_t non_finite = 0;
+  int64_t not_close = 0;  // block-scaled formats: elements outside the tutorial's allclose
   std::string text() const;  // "ok", "FAIL (3 not finite)", "FAIL (err 1.2e-02 > 9.8e-04)"
 };
 
 // D (hp's D storage of dtype d, downloaded) against the reference at the checked elements:
-// ||out - ref|| / ||ref|| under tolerance(d, K, input dtype, input dtype).
+// ||out - ref|| / ||ref|| under tolerance(d, K, input dtype, input dtype). Block-scaled formats
+// with an f32 or f16 D must also pass the block-scaled tutorial's check, every checked element
+// within |out - ref| <= 1e-3 + 1e-3 |ref| (bf16's own rounding, 2^-9 relative, exceeds that).
 Check check_output(const HostProblem& hp, const std::vector<uint8_t>& d_bytes, og_dtype d);
 
 // `elements` NaNs of dtype d (outputs are poisoned before the checked run).

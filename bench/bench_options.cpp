@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "bench_formats.hpp"
 #include "bench_random.hpp"
 #include "bench_util.hpp"
 
@@ -38,6 +39,9 @@ void print_usage() {
       "  --backend cpu,vulkan,cuda,hip backends to run (default: every available one)\n"
       "  --dtype f16,bf16,f32,fp8_e4m3,fp8_e5m2[:out]  input dtypes; output dtype rule: f32->f32,\n"
       "                                f16->f16, bf16->bf16, fp8->f16; 'in:out' overrides (e.g. f16:f32)\n"
+      "  --format mxfp8|mxfp8_e5m2|mxfp4|nvfp4|fp8_block128[:out]  block-scaled formats instead of --dtype\n"
+      "                                (output f16 unless ':out'); K sweeps default to M = N = 8192 (the\n"
+      "                                block-scaled tutorial's); without a sweep: 8192 x 8192 x 8192\n"
       "  (sweeps; default: the Triton tutorial's square series M=N=K=128*i, i=2..32)\n"
       "  --quick                       square sizes 256, 512, 768, 1024, 1536, 2048\n"
       "  --sizes 512,1024              square sizes\n"
@@ -79,7 +83,7 @@ void print_usage() {
 
 bool parse_args(int argc, char** argv, Options& o, std::string& err) {
   std::vector<int64_t> sizes;
-  bool quick = false, llm = false;
+  bool quick = false, llm = false, formats = false;
   int64_t k_lo = 0, k_hi = 0, k_step = 0, mn = 4096;
   bool mn_given = false;
   auto need = [&](int& i, const char* flag) -> const char* {
@@ -136,10 +140,24 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
           auto out = parts.size() > 1 ? parse_dtype(parts[1]) : (in ? std::optional(default_output(*in)) : std::nullopt);
           if (!in || !out || parts.size() > 2) { err = "bad dtype '" + spec + "'"; return false; }
           if (*in >= OG_DTYPE_MXFP8 || *out >= OG_DTYPE_MXFP8) {
-            err = "block-scaled dtypes (mxfp8, mxfp4, nvfp4) need scale tensors, which omnigemm-bench does not make yet";
+            err = "block-scaled dtypes need scale tensors: use --format " + format_names();
             return false;
           }
           o.dtypes.push_back({*in, *out});
+        }
+      } else if (a == "--format") {
+        if (!(v = need(i, "--format"))) return false;
+        o.dtypes.clear();
+        formats = true;
+        for (const auto& spec : split(v, ',')) {
+          auto parts = split(spec, ':');
+          const FormatDef* f = parts.empty() ? nullptr : find_format(parts[0]);
+          auto out = parts.size() > 1 ? parse_dtype(parts[1]) : std::optional(OG_DTYPE_F16);
+          if (!f || !out || parts.size() > 2 || *out > OG_DTYPE_BF16) {
+            err = "bad format '" + spec + "' (" + format_names() + ", optionally ':f32', ':f16' or ':bf16')";
+            return false;
+          }
+          o.dtypes.push_back({f->a, *out, f->name});
         }
       } else if (a == "--sizes") {
         if (!(v = need(i, "--sizes"))) return false;
@@ -222,6 +240,10 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
       err = "--random times the plain GEMM: leave out --epilogue";
       return false;
     }
+    if (formats) {
+      err = "--random draws storage the block-scaled formats do not take: use --format with --shapes or --K_range";
+      return false;
+    }
     if (o.b_layout != "auto") {
       err = "--random draws B's layout per problem: leave out --b-layout";
       return false;
@@ -237,7 +259,8 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
   }
   if (k_lo > 0 || k_hi > 0) {
     if (k_lo <= 0 || k_hi < k_lo || k_step < 0) { err = "--K_range A B needs 0 < A <= B"; return false; }
-    if (k_step == 0) k_step = 256;
+    if (k_step == 0) k_step = formats ? 512 : 256;  // the block-scaled tutorial's default step
+    if (formats && !mn_given) mn = 8192;
     o.shapes.clear();
     for (int64_t k = k_lo; k <= k_hi; k += k_step) o.shapes.push_back({mn, mn, k});
     o.sweep = "k";
@@ -251,6 +274,9 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
     o.shapes.clear();
     for (int64_t s : sizes) o.shapes.push_back({s, s, s});
     o.sweep = "square";
+  } else if (o.shapes.empty() && formats) {
+    o.shapes.push_back({8192, 8192, 8192});  // the block-scaled tutorial's validation shape
+    o.sweep = "list";
   } else if (o.shapes.empty()) {
     for (int i = 2; i <= 32; ++i) o.shapes.push_back({128 * i, 128 * i, 128 * i});
   }

@@ -32,7 +32,9 @@ struct Shape {
 
 struct DtypeSpec {
   og_dtype in = OG_DTYPE_F16, out = OG_DTYPE_F16;
-  std::string name() const { return std::string(og_dtype_name(in)) + "->" + og_dtype_name(out); }
+  std::string format;  // a block-scaled format (--format; bench_formats.hpp); `in` is then its A dtype
+  std::string in_name() const { return format.empty() ? og_dtype_name(in) : format; }
+  std::string name() const { return in_name() + "->" + og_dtype_name(out); }
 };
 
 struct Options {

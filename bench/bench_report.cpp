@@ -24,7 +24,7 @@ static std::string perf_text(const Row& r) {
 }
 
 void print_table(const std::vector<Row>& rows) {
-  std::printf("\n%-7s %-14s %-3s %-5s %6s %6s %6s %10s %12s %10s %12s %7s  %-8s %s\n", "backend", "dtype", "B", "epi", "M",
+  std::printf("\n%-7s %-18s %-3s %-5s %6s %6s %6s %10s %12s %10s %12s %7s  %-8s %s\n", "backend", "dtype", "B", "epi", "M",
               "N", "K", "ms", "OmniGEMM", "vendor ms", "vendor", "ratio", "check", "vendor check / note");
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -37,12 +37,19 @@ void print_table(const std::vector<Row>& rows) {
       s.storage = r.storage;
       note += "  [" + storage_text(s) + "]";
     }
-    std::printf("%-7s %-14s %-3s %-5s %6lld %6lld %6lld %10s %12s %10s %12s %7s  %-8s %s\n", r.backend.c_str(),
+    std::printf("%-7s %-18s %-3s %-5s %6lld %6lld %6lld %10s %12s %10s %12s %7s  %-8s %s\n", r.backend.c_str(),
                 r.dt.name().c_str(), r.layout.c_str(), r.epilogue.c_str(), (long long)r.shape.m, (long long)r.shape.n,
                 (long long)r.shape.k, std::isfinite(r.t.median) ? fmt("%.4f", r.t.median).c_str() : "-",
                 perf_text(r).c_str(), v && std::isfinite(v->t.median) ? fmt("%.4f", v->t.median).c_str() : "-",
                 v ? perf_text(*v).c_str() : "-", std::isfinite(r.ratio) ? fmt("%.2fx", r.ratio).c_str() : "-",
                 r.status == "FAIL" ? r.check.c_str() : r.status.c_str(), note.c_str());
+    // Further vendor rows of the same problem (block-scaled formats: the plain fp8 baseline).
+    for (size_t j = i + 2; v && j < rows.size() && rows[j].impl == "vendor"; ++j) {
+      const Row& w = rows[j];
+      std::printf("%-7s %-18s   + vendor %s: %s %s, %s\n", "", "", w.label.c_str(),
+                  std::isfinite(w.t.median) ? fmt("%.4f ms", w.t.median).c_str() : "-", perf_text(w).c_str(),
+                  w.status == "ok" || w.status == "FAIL" ? w.check.c_str() : (w.status + ": " + w.note).c_str());
+    }
   }
   std::puts("ratio = vendor time / OmniGEMM time on the same device in the same run (> 1: OmniGEMM faster).");
 }
@@ -65,7 +72,7 @@ void write_csv(const std::string& path, const std::vector<Row>& rows) {
   f << kCsvHeader << "\n";
   for (const Row& r : rows) {
     f << r.sweep << "," << fmt("%g", r.x) << "," << r.backend << "," << csv_field(r.device) << "," << r.impl << ","
-      << csv_field(r.label) << "," << og_dtype_name(r.dt.in) << "," << og_dtype_name(r.dt.out) << "," << r.layout << ","
+      << csv_field(r.label) << "," << r.dt.in_name() << "," << og_dtype_name(r.dt.out) << "," << r.layout << ","
       << r.epilogue << "," << r.shape.m << "," << r.shape.n << "," << r.shape.k << "," << fmt("%.6g", r.t.median)
       << "," << fmt("%.6g", r.t.q20) << "," << fmt("%.6g", r.t.q80) << "," << fmt("%.6g", r.tflops) << ","
       << r.t.samples << "," << r.t.inner << "," << r.sets << "," << fmt("%.4g", r.ratio) << "," << r.status << ","
@@ -89,7 +96,7 @@ void write_json(const std::string& path, const Header& h, const std::vector<Row>
     const Row& r = rows[i];
     f << "    {\"sweep\": " << jstr(r.sweep) << ", \"x\": " << jnum(r.x) << ", \"backend\": " << jstr(r.backend)
       << ", \"device\": " << jstr(r.device) << ", \"impl\": " << jstr(r.impl) << ", \"label\": " << jstr(r.label)
-      << ", \"dtype_in\": " << jstr(og_dtype_name(r.dt.in)) << ", \"dtype_out\": " << jstr(og_dtype_name(r.dt.out))
+      << ", \"dtype_in\": " << jstr(r.dt.in_name()) << ", \"dtype_out\": " << jstr(og_dtype_name(r.dt.out))
       << ", \"b_layout\": " << jstr(r.layout) << ", \"epilogue\": " << jstr(r.epilogue) << ", \"M\": " << r.shape.m
       << ", \"N\": " << r.shape.n << ", \"K\": " << r.shape.k << ", \"ms_median\": " << jnum(r.t.median)
       << ", \"ms_q20\": " << jnum(r.t.q20) << ", \"ms_q80\": " << jnum(r.t.q80) << ", \"tflops\": " << jnum(r.tflops)

@@ -13,23 +13,32 @@ namespace {
 
 size_t bytes_of(og_dtype d, size_t elements) { return elements * size_t(dtype_size(d)); }
 
-og_gemm_desc make_desc(const HostProblem& hp, og_dtype a_dt, og_dtype b_dt, og_dtype d_dt, const og_memory& a,
-                       const og_memory& b, const og_memory& d) {
+// One buffer set of a problem: A, B, D and, for block-scaled formats, A's and B's scales.
+struct Buffers {
+  og_memory a{}, b{}, d{}, as{}, bs{};
+};
+
+og_gemm_desc make_desc(const HostProblem& hp, og_dtype a_dt, og_dtype b_dt, og_dtype d_dt, const Buffers& m) {
   og_gemm_desc g;
   og_gemm_desc_init(&g);
-  auto view = [](const HostMatrix& m, og_dtype dt, const og_memory& mem) {
-    og_matrix v = og_matrix_make(m.rows, m.cols, dt, m.layout == Layout::col_major ? OG_COL_MAJOR : OG_ROW_MAJOR);
-    v.ld = m.ld;
-    v.batch_stride = m.batches > 1 ? m.batch_stride : 0;
-    v.mem = mem;
-    return v;
-  };
-  g.a = view(hp.a, a_dt, a);
-  g.b = view(hp.b, b_dt, b);
+  if (hp.format) {
+    g.a = hp.qa.view(OG_OPERAND_A, m.a, m.as);
+    g.b = hp.qb.view(OG_OPERAND_B, m.b, m.bs);
+  } else {
+    auto view = [](const HostMatrix& x, og_dtype dt, const og_memory& mem) {
+      og_matrix v = og_matrix_make(x.rows, x.cols, dt, x.layout == Layout::col_major ? OG_COL_MAJOR : OG_ROW_MAJOR);
+      v.ld = x.ld;
+      v.batch_stride = x.batches > 1 ? x.batch_stride : 0;
+      v.mem = mem;
+      return v;
+    };
+    g.a = view(hp.a, a_dt, m.a);
+    g.b = view(hp.b, b_dt, m.b);
+  }
   g.d = og_matrix_make(hp.shape.m, hp.shape.n, d_dt, OG_ROW_MAJOR);
   g.d.ld = hp.d_ld;
   g.d.batch_stride = hp.st.batch > 1 ? hp.d_batch_stride : 0;
-  g.d.mem = d;
+  g.d.mem = m.d;
   g.batch_count = hp.st.batch;
   if (hp.leaky) {
     g.epilogue.activation = OG_ACT_LEAKY_RELU;
@@ -71,6 +80,22 @@ void host_leaky_pass(const og_memory& d, og_dtype dt, int64_t elements, float sl
   }
 }
 
+// Allocates and uploads one buffer set: A and B (`a`, `b`), D (d_bytes, not uploaded) and, for
+// block-scaled formats, the scales of hp.qa / hp.qb.
+Status add_set(og_context* ctx, DeviceBuffers& buf, const HostProblem& hp, const std::vector<uint8_t>& a,
+               const std::vector<uint8_t>& b, size_t d_bytes, Buffers& out) {
+  Status s;
+  if ((s = buf.add(a.size(), out.a)) && (s = buf.add(b.size(), out.b)) && (s = buf.add(d_bytes, out.d)) &&
+      (s = upload(ctx, out.a, a.data(), a.size())) && (s = upload(ctx, out.b, b.data(), b.size())) && hp.format) {
+    if ((s = buf.add(hp.qa.scales.size(), out.as)) && (s = buf.add(hp.qb.scales.size(), out.bs)) &&
+        (s = upload(ctx, out.as, hp.qa.scales.data(), hp.qa.scales.size())))
+      s = upload(ctx, out.bs, hp.qb.scales.data(), hp.qb.scales.size());
+  }
+  return s;
+}
+
+size_t scale_bytes(const HostProblem& hp) { return hp.format ? hp.qa.scales.size() + hp.qb.scales.size() : 0; }
+
 // On the CPU the previous library's worker threads may still spin for a while after its last
 // call and steal cores from the next measurement: give them time to go to sleep first.
 void settle(const BackendState& bs) {
@@ -97,19 +122,17 @@ double bench_omnigemm(BackendState& bs, HostProblem& hp, const Options& o, Row& 
   const size_t d_elements = size_t(hp.d_elements);
   r.impl = "omnigemm";
   r.label = "OmniGEMM" + std::string(hp.leaky ? " (fused leaky_relu)" : "");
-  const auto& ab = hp.a_bytes(hp.dt.in);
-  const auto& bb = hp.b_bytes(hp.dt.in);
+  const auto& ab = hp.format ? hp.qa.elements : hp.a_bytes(hp.dt.in);
+  const auto& bb = hp.format ? hp.qb.elements : hp.b_bytes(hp.dt.in);
   const size_t d_bytes = bytes_of(hp.dt.out, d_elements);
   DeviceBuffers buf(bs.ctx);
-  const int sets = set_count(bs.dev.l2_bytes, ab.size() + bb.size() + d_bytes);
+  const int sets = set_count(bs.dev.l2_bytes, ab.size() + bb.size() + scale_bytes(hp) + d_bytes);
   r.sets = sets;
   std::vector<og_gemm_desc> descs;
   Status s;
   for (int i = 0; i < sets && s; ++i) {
-    og_memory a{}, b{}, d{};
-    if ((s = buf.add(ab.size(), a)) && (s = buf.add(bb.size(), b)) && (s = buf.add(d_bytes, d)) &&
-        (s = upload(bs.ctx, a, ab.data(), ab.size())) && (s = upload(bs.ctx, b, bb.data(), bb.size())))
-      descs.push_back(make_desc(hp, hp.dt.in, hp.dt.in, hp.dt.out, a, b, d));
+    Buffers m;
+    if ((s = add_set(bs.ctx, buf, hp, ab, bb, d_bytes, m))) descs.push_back(make_desc(hp, hp.dt.in, hp.dt.in, hp.dt.out, m));
   }
   // Every timed launch runs the explained config, forced: the same kernel og_gemm would pick,
   // without the choice among candidates inside the timed region.
@@ -177,6 +200,12 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
   vp.stride_a = hp.a.batches > 1 ? hp.a.batch_stride : 0;
   vp.stride_b = hp.b.batches > 1 ? hp.b.batch_stride : 0;
   vp.stride_d = hp.st.batch > 1 ? hp.d_batch_stride : 0;
+  if (hp.format) {  // the vendor's own block-scaled GEMM on the same operands
+    vp.a = hp.format->a;
+    vp.b = hp.format->b;
+    vp.a_scale = hp.format->a_mode;
+    vp.b_scale = hp.format->b_mode;
+  }
   const VendorPlan plan = bs.vendor->plan(vp);
   if (!plan.supported) {
     v.status = "n/a";
@@ -189,11 +218,11 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
   run_p.b = plan.b;
   run_p.d = plan.d;
   v.label = plan.label;
-  const auto& ab = hp.a_bytes(plan.a);
-  const auto& bb = hp.b_bytes(plan.b);
+  const auto& ab = hp.format ? hp.qa.elements : hp.a_bytes(plan.a);
+  const auto& bb = hp.format ? hp.qb.elements : hp.b_bytes(plan.b);
   const size_t d_bytes = bytes_of(plan.d, mn);
   DeviceBuffers buf(bs.ctx);
-  const int sets = set_count(bs.dev.l2_bytes, ab.size() + bb.size() + d_bytes);
+  const int sets = set_count(bs.dev.l2_bytes, ab.size() + bb.size() + scale_bytes(hp) + d_bytes);
   v.sets = sets;
   Status s;
   // How the separate activation pass runs: a host loop (CPU), a device kernel (CUDA), or
@@ -217,17 +246,16 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
                                   : " + separate leaky_relu pass (OmniGEMM K=0 elementwise)";
   if (!pass_note.empty()) v.note = "activation kernel unavailable (" + pass_note + "), used OmniGEMM's K=0 pass";
   struct Set {
-    og_memory a, b, d;
+    Buffers m;
     og_gemm_desc act;
   };
   std::vector<Set> vs;
   std::string act_config;  // the K = 0 pass's explained config, forced on every set's call
   for (int i = 0; i < sets && s; ++i) {
     Set st{};
-    if ((s = buf.add(ab.size(), st.a)) && (s = buf.add(bb.size(), st.b)) && (s = buf.add(d_bytes, st.d)) &&
-        (s = upload(bs.ctx, st.a, ab.data(), ab.size())) && (s = upload(bs.ctx, st.b, bb.data(), bb.size()))) {
+    if ((s = add_set(bs.ctx, buf, hp, ab, bb, d_bytes, st.m))) {
       if (hp.leaky && pass == "omnigemm") {
-        st.act = make_activation_desc(hp, plan.d, st.d);
+        st.act = make_activation_desc(hp, plan.d, st.m.d);
         if (i == 0) {
           og_explanation ex{};
           if ((s = explain_call(bs, st.act, o.tune_mode, ex))) act_config = ex.config;
@@ -240,13 +268,14 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
     if (!act_config.empty()) st.act.config = act_config.c_str();
   auto launch = [&](int i) -> Status {
     Set& st = vs[size_t(i)];
-    Status r = bs.vendor->run(run_p, st.a, st.b, st.d);
+    Status r = run_p.scaled() ? bs.vendor->run_scaled(run_p, st.m.a, st.m.b, st.m.d, st.m.as, st.m.bs)
+                              : bs.vendor->run(run_p, st.m.a, st.m.b, st.m.d);
     if (!r || !hp.leaky) return r;
     if (pass == "loop") {
-      host_leaky_pass(st.d, plan.d, int64_t(mn), hp.slope);
+      host_leaky_pass(st.m.d, plan.d, int64_t(mn), hp.slope);
       return {};
     }
-    if (pass == "kernel") return bs.act->leaky_relu(st.d, plan.d, int64_t(mn), hp.slope);
+    if (pass == "kernel") return bs.act->leaky_relu(st.m.d, plan.d, int64_t(mn), hp.slope);
     return Status::from_c(og_gemm_async(bs.ctx, &st.act, nullptr));
   };
   settle(bs);
@@ -255,10 +284,10 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
   if (s) {
     const auto poison = poison_bytes(plan.d, mn);
     std::vector<uint8_t> out(d_bytes);
-    s = upload(bs.ctx, vs[0].d, poison.data(), poison.size());
+    s = upload(bs.ctx, vs[0].m.d, poison.data(), poison.size());
     if (s) s = launch(0);
     if (s) s = synchronize(bs.ctx);
-    if (s) s = download(bs.ctx, out.data(), vs[0].d, out.size());
+    if (s) s = download(bs.ctx, out.data(), vs[0].m.d, out.size());
     if (s) {
       const Check c = check_output(hp, out, plan.d);
       v.check = c.text();
@@ -280,12 +309,45 @@ void bench_one(BackendState& bs, HostProblem& hp, const Options& o, const Row& b
   Row r = base;
   const double omni_ms = bench_omnigemm(bs, hp, o, r);
   Row v = base;
-  const double vendor_ms = bench_vendor(bs, hp, o, v);
+  Row plain_row;  // block-scaled formats: the vendor's plain fp8 row, after the format's own
+  double vendor_ms = NAN;
+  if (hp.format) {
+    // Block-scaled formats: the vendor's plain fp8 GEMM (e4m3, no block scales) on a plain fp8
+    // problem of the same shape, checked against its own reference, and, where the vendor has
+    // the format itself (cuBLASLt's 128-blockwise fp8), that on the same operands; the ratio is
+    // taken against the latter when it ran, else against plain fp8.
+    Row plain = base;
+    plain.dt = {OG_DTYPE_FP8_E4M3, hp.dt.out};
+    plain.layout = "rc";
+    if (o.vendor && bs.vendor && !hp.plain) {
+      hp.plain = std::make_unique<HostProblem>();
+      HostProblem& pp = *hp.plain;
+      pp.shape = hp.shape;
+      pp.dt = plain.dt;
+      pp.st.b_col_major = true;
+      pp.leaky = hp.leaky;
+      pp.slope = hp.slope;
+      if (Status s = make_host_problem(pp, uint64_t(hp.shape.k) * 7919 + 17); !s) hp.plain.reset();
+    }
+    const double plain_ms = hp.plain ? bench_vendor(bs, *hp.plain, o, plain) : bench_vendor(bs, hp, o, plain);
+    plain.label = plain.label.empty() ? std::string("plain fp8 baseline") : plain.label + " (plain fp8 baseline)";
+    plain_row = plain;
+    vendor_ms = plain_ms;
+    if (std::string(hp.format->name) == "fp8_block128") {
+      const double block_ms = bench_vendor(bs, hp, o, v);
+      if (std::isfinite(block_ms)) vendor_ms = block_ms;
+    } else {
+      v.status = "skipped";
+    }
+  } else {
+    vendor_ms = bench_vendor(bs, hp, o, v);
+  }
   if (std::isfinite(omni_ms) && std::isfinite(vendor_ms)) r.ratio = vendor_ms / omni_ms;
   const double slowest = std::max(std::isfinite(omni_ms) ? omni_ms : 0.0, std::isfinite(vendor_ms) ? vendor_ms : 0.0);
   if (slowest > 0) bs.rate_gflops = flops(hp.shape, hp.st) / (slowest * 1e-3) / 1e9;
   rows.push_back(r);
   if (v.status != "skipped") rows.push_back(v);
+  if (!plain_row.impl.empty() && plain_row.status != "skipped") rows.push_back(plain_row);
 }
 
 }  // namespace omnigemm::bench

@@ -15,6 +15,12 @@ static_assert(int(cu::R_32F) == int(CUDA_R_32F) && int(cu::R_16F) == int(CUDA_R_
 static_assert(int(cu::COMPUTE_32F) == int(CUBLAS_COMPUTE_32F) && int(cu::GEMM_DEFAULT) == int(CUBLAS_GEMM_DEFAULT));
 static_assert(int(cu::LT_DESC_TRANSA) == int(CUBLASLT_MATMUL_DESC_TRANSA) && int(cu::LT_DESC_TRANSB) == int(CUBLASLT_MATMUL_DESC_TRANSB));
 static_assert(int(cu::LT_PREF_MAX_WORKSPACE_BYTES) == int(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES));
+static_assert(int(cu::LT_DESC_A_SCALE_POINTER) == int(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER) &&
+              int(cu::LT_DESC_B_SCALE_POINTER) == int(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER) &&
+              int(cu::LT_DESC_A_SCALE_MODE) == int(CUBLASLT_MATMUL_DESC_A_SCALE_MODE) &&
+              int(cu::LT_DESC_B_SCALE_MODE) == int(CUBLASLT_MATMUL_DESC_B_SCALE_MODE));
+static_assert(int(cu::LT_SCALE_VEC128_32F) == int(CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F) &&
+              int(cu::LT_SCALE_BLK128x128_32F) == int(CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F));
 static_assert(sizeof(cu::lt_algo) == sizeof(cublasLtMatmulAlgo_t));
 static_assert(sizeof(cu::lt_heuristic) == sizeof(cublasLtMatmulHeuristicResult_t));
 static_assert(offsetof(cu::lt_heuristic, workspace_size) == offsetof(cublasLtMatmulHeuristicResult_t, workspaceSize));

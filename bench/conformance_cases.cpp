@@ -6,6 +6,10 @@
 
 namespace omnigemm::bench {
 
+namespace {
+Status invalid_format(const std::string& name) { return Status{StatusCode::invalid_argument, "unknown format " + name}; }
+}  // namespace
+
 std::vector<Case> build_cases() {
   const std::vector<DtypeCombo> combos = {
       {Dtype::f32, Dtype::f32, Dtype::f32},           {Dtype::f16, Dtype::f16, Dtype::f16},
@@ -69,21 +73,46 @@ std::vector<Case> build_cases() {
       add(c);
     }
   }
+  // Block-scaled formats (A M x K row-major, B held N x K, scales as bench_formats.hpp lays them
+  // out): edge shapes (M, N off 128, K tails inside scale blocks), every output dtype, epilogues.
+  for (const char* f : {"mxfp8", "mxfp8_e5m2", "mxfp4", "nvfp4", "fp8_block128"}) {
+    const FormatDef* def = find_format(f);
+    const std::vector<S> fshapes = {{1, 1, 1}, {17, 17, 17}, {129, 65, 300}, {130, 70, 257}, {64, 200, 1024}};
+    const Dtype outs[] = {Dtype::f16, Dtype::f32, Dtype::bf16};
+    for (size_t i = 0; i < fshapes.size(); ++i) {
+      Case c;
+      c.category = "formats";
+      c.dt = {Dtype(def->a), Dtype(def->b), outs[i % 3], f};
+      c.m = fshapes[i].m, c.n = fshapes[i].n, c.k = fshapes[i].k;
+      c.b_layout = Layout::col_major;  // K x N column-major: the storage of B held N x K
+      if (i == 3) c.epi = {0.5f, 0.75f, Activation::gelu_tanh, 0.01f, BiasMode::per_m};
+      if (i == 4) c.epi = {1.0f, 0.0f, Activation::silu, 0.01f, BiasMode::per_n};
+      add(c);
+    }
+  }
   return cases;
 }
 
-void make_case_data(const Case& c, uint64_t seed, CaseData& cd) {
+Status make_case_data(const Case& c, uint64_t seed, CaseData& cd) {
   uint64_t state = seed ^ (uint64_t(c.index) * 0x9e3779b97f4a7c15ull);
   std::mt19937_64 rng(splitmix64(state));  // one generator per case: inputs depend on (seed, index) only
-  const int64_t a_rows = c.a_trans ? c.k : c.m, a_cols = c.a_trans ? c.m : c.k;
-  const int64_t b_rows = c.b_trans ? c.n : c.k, b_cols = c.b_trans ? c.k : c.n;
-  cd.a = HostMatrix(a_rows, a_cols, c.dt.a, c.a_layout, c.ld_pad, c.batch, c.batch > 1 ? 5 : 0);
-  cd.a.transposed = c.a_trans;
-  cd.b = HostMatrix(b_rows, b_cols, c.dt.b, c.b_layout, c.ld_pad, c.broadcast_b ? 1 : c.batch,
-                    c.batch > 1 && !c.broadcast_b ? 7 : 0);
-  cd.b.transposed = c.b_trans;
-  fill_uniform(cd.a, rng);
-  fill_uniform(cd.b, rng);
+  if (!c.dt.format.empty()) {  // quantised through the public API; a and b: the dequantised values
+    const FormatDef* f = find_format(c.dt.format);
+    if (!f) return invalid_format(c.dt.format);
+    Status s = make_block_operand(*f, OG_OPERAND_A, c.m, c.k, rng(), cd.qa, cd.a);
+    if (s) s = make_block_operand(*f, OG_OPERAND_B, c.n, c.k, rng(), cd.qb, cd.b);
+    if (!s) return s;
+  } else {
+    const int64_t a_rows = c.a_trans ? c.k : c.m, a_cols = c.a_trans ? c.m : c.k;
+    const int64_t b_rows = c.b_trans ? c.n : c.k, b_cols = c.b_trans ? c.k : c.n;
+    cd.a = HostMatrix(a_rows, a_cols, c.dt.a, c.a_layout, c.ld_pad, c.batch, c.batch > 1 ? 5 : 0);
+    cd.a.transposed = c.a_trans;
+    cd.b = HostMatrix(b_rows, b_cols, c.dt.b, c.b_layout, c.ld_pad, c.broadcast_b ? 1 : c.batch,
+                      c.batch > 1 && !c.broadcast_b ? 7 : 0);
+    cd.b.transposed = c.b_trans;
+    fill_uniform(cd.a, rng);
+    fill_uniform(cd.b, rng);
+  }
   const Dtype cd_dtype = c.dt.d;
   if (c.epi.beta != 0.0f) {
     cd.c = HostMatrix(c.m, c.n, cd_dtype, Layout::row_major, c.ld_pad, c.batch);
@@ -99,6 +128,7 @@ void make_case_data(const Case& c, uint64_t seed, CaseData& cd) {
   }
   cd.ref = reference_gemm(cd.a, cd.b, c.epi.beta != 0.0f ? &cd.c : nullptr, cd.bias.empty() ? nullptr : &cd.bias,
                           c.epi, c.batch);
+  return {};
 }
 
 CaseResult run_case(Context& ctx, const Case& c, const CaseData& cd_in) {
@@ -117,6 +147,10 @@ CaseResult run_case(Context& ctx, const Case& c, const CaseData& cd_in) {
   Gemm g;
   g.a = cd.a.host_view();
   g.b = cd.b.host_view();
+  if (!c.dt.format.empty()) {
+    g.a.raw = cd.qa.view(OG_OPERAND_A, og_memory_host(cd.qa.elements.data()), og_memory_host(cd.qa.scales.data()));
+    g.b.raw = cd.qb.view(OG_OPERAND_B, og_memory_host(cd.qb.elements.data()), og_memory_host(cd.qb.scales.data()));
+  }
   if (c.epi.beta != 0.0f) g.c = cd.c.host_view();
   g.d = cd.d.host_view();
   g.epilogue.alpha = c.epi.alpha;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_formats.hpp"
 #include "bench_util.hpp"
 #include "reference.hpp"
 
@@ -16,7 +17,9 @@ namespace omnigemm::bench {
 
 struct DtypeCombo {
   Dtype a, b, d;
+  std::string format;  // a block-scaled format (bench_formats.hpp): a and b are then its dtypes
   std::string name() const {
+    if (!format.empty()) return format + "->" + omnigemm::name(d);
     std::string s = omnigemm::name(a);
     if (b != a) s += std::string("x") + omnigemm::name(b);
     return s + "->" + omnigemm::name(d);
@@ -25,7 +28,7 @@ struct DtypeCombo {
 
 struct Case {
   int index = 0;
-  std::string category;  // shapes | layouts | epilogues | batches
+  std::string category;  // shapes | layouts | epilogues | batches | formats
   DtypeCombo dt;
   int64_t m = 1, n = 1, k = 1;
   Layout a_layout = Layout::row_major, b_layout = Layout::row_major;
@@ -63,12 +66,13 @@ std::vector<Case> build_cases();
 
 // Host operands of one case, generated from the seed and the case index only.
 struct CaseData {
-  HostMatrix a, b, c, d;
+  HostMatrix a, b, c, d;  // block-scaled formats: a and b hold the dequantised operands
+  BlockOperand qa, qb;    // block-scaled formats: the quantised operands (B held N x K)
   std::vector<float> bias;
   Reference ref;  // with the epilogue magnitudes compare() needs
 };
 
-void make_case_data(const Case& c, uint64_t seed, CaseData& cd);
+Status make_case_data(const Case& c, uint64_t seed, CaseData& cd);
 
 struct CaseResult {
   std::string status;  // pass | FAIL | unsupported | error

@@ -14,7 +14,10 @@ enum : int { OP_N = 0, OP_T = 1 };                                  // cublasOpe
 enum : int { R_32F = 0, R_16F = 2, R_16BF = 14, R_8F_E4M3 = 28 };  // cudaDataType
 enum : int { COMPUTE_32F = 68 };                                   // cublasComputeType_t
 enum : int { GEMM_DEFAULT = -1 };                                  // cublasGemmAlgo_t
-enum : int { LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4 };              // cublasLtMatmulDescAttributes_t
+enum : int { LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4,                // cublasLtMatmulDescAttributes_t
+              LT_DESC_A_SCALE_POINTER = 17, LT_DESC_B_SCALE_POINTER = 18,
+              LT_DESC_A_SCALE_MODE = 31, LT_DESC_B_SCALE_MODE = 32 };
+enum : int { LT_SCALE_VEC128_32F = 4, LT_SCALE_BLK128x128_32F = 5 };  // cublasLtMatmulMatrixScale_t
 enum : int { LT_PREF_MAX_WORKSPACE_BYTES = 1 };                    // cublasLtMatmulPreferenceAttributes_t
 struct lt_algo { uint64_t data[8]; };
 struct lt_heuristic { lt_algo algo; size_t workspace_size; status state; float waves; int reserved[4]; };

@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
       hp.shape = sh;
       hp.dt = dt;
       if (sh.drawn) hp.st = sh.storage;
-      else hp.st.b_col_major = o.b_layout == "col" || (o.b_layout == "auto" && fp8);
+      else hp.st.b_col_major = o.b_layout == "col" || (o.b_layout == "auto" && fp8) || !dt.format.empty();
       hp.leaky = o.epilogue_leaky;
       hp.slope = o.leaky_slope;
       hp.forced_config = o.forced_config;
@@ -172,7 +172,14 @@ int main(int argc, char** argv) {
           continue;
         }
         if (!prepared) {
-          make_host_problem(hp, o.seed + problem_index * 1000003ull);
+          if (Status ps = make_host_problem(hp, o.seed + problem_index * 1000003ull); !ps) {
+            Row r = base;
+            r.impl = "omnigemm";
+            r.status = r.check = "error";
+            r.note = "inputs: " + ps.message;
+            rows.push_back(r);
+            continue;
+          }
           prepared = true;
         }
         bench_one(bs, hp, o, base, rows);

@@ -30,9 +30,10 @@ struct BackendReport {
   std::vector<CaseResult> results;
 };
 
-const std::vector<std::string> kCategories = {"shapes", "layouts", "epilogues", "batches"};
+const std::vector<std::string> kCategories = {"shapes", "layouts", "epilogues", "batches", "formats"};
 
-// "8/8", "FAIL 2/8", "unsupported", "5/8 (3 unsup)" for the cases of one dtype combo x category.
+// "8/8", "FAIL 2/8", "unsupported", "5/8 (3 unsup)" for the cases of one dtype combo x category
+// ("-" where the matrix has none).
 std::string cell(const std::vector<Case>& cases, const BackendReport& br, const std::string& combo,
                  const std::string& cat, bool& failed) {
   int total = 0, pass = 0, fail = 0, unsup = 0;
@@ -45,6 +46,7 @@ std::string cell(const std::vector<Case>& cases, const BackendReport& br, const 
     else ++fail;
   }
   failed = fail > 0;
+  if (total == 0) return "-";
   if (unsup == total) return "unsupported";
   std::string s = fail ? "FAIL " + std::to_string(fail) + "/" + std::to_string(total)
                        : std::to_string(pass) + "/" + std::to_string(total);
@@ -125,7 +127,10 @@ int main(int argc, char** argv) {
   for (auto& br : reports) br.results.resize(cases.size());
   for (const Case& c : cases) {
     CaseData cd;
-    make_case_data(c, seed, cd);
+    if (Status s = make_case_data(c, seed, cd); !s) {  // inputs that cannot be made: an error on every backend
+      for (auto& br : reports) br.results[size_t(c.index)] = CaseResult{"error", NAN, NAN, "inputs: " + s.message};
+      continue;
+    }
     for (size_t b = 0; b < contexts.size(); ++b) reports[b].results[size_t(c.index)] = run_case(contexts[b], c, cd);
   }
 

@@ -165,7 +165,12 @@ ErrorReport compare(const HostMatrix& d, const Reference& ref, const HostMatrix*
 // keeping only about 14 significant bits, so the accumulation term becomes
 // 4 * sqrt(ceil(K / 32)) * 2^-14 for those ceil(K / 32) additions.
 double tolerance(Dtype out, int64_t k, Dtype a, Dtype b) {
-  auto is_fp8 = [](Dtype d) { return d == Dtype::fp8_e4m3 || d == Dtype::fp8_e5m2; };
+  // fp8 and the block-scaled formats run on fp8 tensor-core paths (QGMMA, or its block-scaled
+  // forms with promotions per scale block): the same accumulation bound.
+  auto is_fp8 = [](Dtype d) {
+    return d == Dtype::fp8_e4m3 || d == Dtype::fp8_e5m2 || d == Dtype::mxfp8 || d == Dtype::mxfp8_e5m2 ||
+           d == Dtype::mxfp4 || d == Dtype::nvfp4;
+  };
   const bool fp8 = is_fp8(a) && is_fp8(b);
   const double depth = double(std::max<int64_t>(k, 1));
   const double steps = fp8 ? std::ceil(depth / 32.0) : depth;

@@ -83,6 +83,7 @@ class OpenBlas final : public Vendor {
 
   VendorPlan plan(const VendorProblem& p) const override {
     VendorPlan r;
+    if (p.scaled()) { r.why = "OpenBLAS has no block-scaled GEMM"; return r; }
     if (p.a != p.b) { r.why = "mixed input dtypes"; return r; }
     r.supported = true;
     r.d = OG_DTYPE_F32;
@@ -201,15 +202,21 @@ class Cublas final : public Vendor {
   VendorPlan plan(const VendorProblem& p) const override {
     VendorPlan r;
     r.a = p.a, r.b = p.b, r.d = p.d;
+    if (p.scaled() && !(p.a_scale == OG_SCALE_MODE_VEC128_F32 && p.b_scale == OG_SCALE_MODE_BLK128x128_F32)) {
+      r.why = "cuBLASLt's block scaling on this bench: A 1 x 128 and B 128 x 128 f32 scales only";
+      return r;
+    }
     if (p.a == OG_DTYPE_FP8_E4M3 && p.b == OG_DTYPE_FP8_E4M3) {
       if (!lt_handle_) { r.why = lt_why_; return r; }
       if (!p.b_col_major || p.a_col_major) { r.why = "cuBLASLt fp8 needs A row-major and B stored N x K (layout rc)"; return r; }
       if (p.batch > 1) { r.why = "the bench's cuBLASLt fp8 call runs one batch"; return r; }
       if (p.d != OG_DTYPE_F16 && p.d != OG_DTYPE_BF16 && p.d != OG_DTYPE_F32) { r.why = "fp8 output dtype"; return r; }
       r.supported = true;
-      r.label = std::string("cublasLtMatmul e4m3 -> ") + og_dtype_name(p.d);
+      r.label = std::string("cublasLtMatmul e4m3") + (p.scaled() ? " (1x128 / 128x128 f32 block scales)" : "") + " -> " +
+                og_dtype_name(p.d);
       return r;
     }
+    if (p.scaled()) { r.why = "cuBLASLt block scaling needs fp8 e4m3 inputs"; return r; }
     if (p.a != p.b || cuda_type(p.a) < 0 || p.a == OG_DTYPE_FP8_E4M3) {
       r.why = std::string("no cuBLAS path for ") + og_dtype_name(p.a) + " x " + og_dtype_name(p.b);
       return r;
@@ -224,7 +231,7 @@ class Cublas final : public Vendor {
     auto ptr = [](const og_memory& mem) { return static_cast<char*>(mem.ptr) + mem.offset; };
     const float one = 1.0f, zero = 0.0f;
     // Row-major D = A B is column-major D^T = B^T A^T: cuBLAS's "A" is our B, its "B" our A.
-    if (p.a == OG_DTYPE_FP8_E4M3) return run_lt(p, ptr(a), ptr(b), ptr(d));
+    if (p.a == OG_DTYPE_FP8_E4M3) return run_lt(p, ptr(a), ptr(b), ptr(d), nullptr, nullptr);
     // A column-major operand (ours) is its row-major transpose with the same leading dimension.
     if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX || p.ld_a() > INT32_MAX || p.ld_b() > INT32_MAX ||
         p.ld_d() > INT32_MAX || p.batch > INT32_MAX)
@@ -245,6 +252,13 @@ class Cublas final : public Vendor {
         return error(StatusCode::backend_failure, "cublasGemmStridedBatchedEx failed with status " + std::to_string(s));
     }
     return {};
+  }
+
+  Status run_scaled(const VendorProblem& p, const og_memory& a, const og_memory& b, const og_memory& d,
+                    const og_memory& a_s, const og_memory& b_s) override {
+    auto ptr = [](const og_memory& mem) { return static_cast<char*>(mem.ptr) + mem.offset; };
+    if (!plan(p).supported || !p.scaled()) return error(StatusCode::unsupported, plan(p).why);
+    return run_lt(p, ptr(a), ptr(b), ptr(d), ptr(a_s), ptr(b_s));
   }
 
  private:
@@ -268,8 +282,10 @@ class Cublas final : public Vendor {
   }
 
   // fp8: column-major D^T (N x M) = op(X) Y with X = our B stored K x N column-major (ld K),
-  // transposed ("T"), and Y = our A stored K x M column-major (= M x K row-major), "N".
-  Status run_lt(const VendorProblem& p, const void* a, const void* b, void* d) {
+  // transposed ("T"), and Y = our A stored K x M column-major (= M x K row-major), "N". With block
+  // scales (a_s, b_s not null), cuBLASLt's A is our B: its scales are our B's (128 x 128 blocks),
+  // cuBLASLt's B our A (1 x 128), the DeepSeek-V3 recipe as cuBLASLt runs it on Hopper.
+  Status run_lt(const VendorProblem& p, const void* a, const void* b, void* d, const void* a_s, const void* b_s) {
     void *desc = nullptr, *la = nullptr, *lb = nullptr, *ld = nullptr, *pref = nullptr;
     auto cleanup = [&] {
       if (pref) pref_destroy_(pref);
@@ -286,6 +302,13 @@ class Cublas final : public Vendor {
               layout_create_(&lb, cu::R_8F_E4M3, uint64_t(p.k), uint64_t(p.m), p.ld_a()) == 0 &&
               layout_create_(&ld, cuda_type(p.d), uint64_t(p.n), uint64_t(p.m), p.ld_d()) == 0 &&
               pref_create_(&pref) == 0 && pref_set_(pref, cu::LT_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) == 0;
+    if (ok && a_s && b_s) {
+      const int32_t lt_a_mode = cu::LT_SCALE_BLK128x128_32F, lt_b_mode = cu::LT_SCALE_VEC128_32F;
+      ok = desc_set_(desc, cu::LT_DESC_A_SCALE_MODE, &lt_a_mode, sizeof lt_a_mode) == 0 &&
+           desc_set_(desc, cu::LT_DESC_B_SCALE_MODE, &lt_b_mode, sizeof lt_b_mode) == 0 &&
+           desc_set_(desc, cu::LT_DESC_A_SCALE_POINTER, &b_s, sizeof b_s) == 0 &&
+           desc_set_(desc, cu::LT_DESC_B_SCALE_POINTER, &a_s, sizeof a_s) == 0;
+    }
     if (!ok) { cleanup(); return error(StatusCode::backend_failure, "cuBLASLt descriptor setup failed"); }
     cu::lt_heuristic h{};
     int found = 0;

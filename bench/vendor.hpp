@@ -6,7 +6,8 @@
 //   CPU:  OpenBLAS  cblas_sgemm (f32; f16 inputs as exact f32 copies), cblas_sbgemm (bf16 in, f32 out)
 //   CUDA: cuBLAS    cublasGemmEx, cublasGemmStridedBatchedEx for batches (f32/f16/bf16 in and
 //                   out, f32 compute, legacy default stream 0)
-//         cuBLASLt  cublasLtMatmul (fp8 e4m3 x e4m3 -> f16, "TN": B stored N x K)
+//         cuBLASLt  cublasLtMatmul (fp8 e4m3 x e4m3 -> f16, "TN": B stored N x K; and the same with
+//                   128-blockwise f32 scales, A: VEC128_32F, B: BLK128x128_32F, CUDA >= 12.9, Hopper)
 //   HIP:  rocBLAS   rocblas_gemm_ex (f32/f16/bf16 in, the input dtype or f32 out, f32 compute, null
 //                   stream; vendor_rocm.cpp); hipBLASLt is not used (see there)
 //   Vulkan: no vendor GEMM exists.
@@ -38,6 +39,10 @@ struct VendorProblem {
   int64_t ld_a() const { return lda ? lda : std::max<int64_t>(a_col_major ? m : k, 1); }
   int64_t ld_b() const { return ldb ? ldb : std::max<int64_t>(b_col_major ? k : n, 1); }
   int64_t ld_d() const { return ldd ? ldd : std::max<int64_t>(n, 1); }
+  // Block scales (bench_formats.hpp's layouts): A per 1 x 128 (VEC128_F32, column-major, ld M)
+  // and B per 128 x 128 (BLK128x128_F32, row-major, ld ceil(K / 128) rounded up to 4).
+  og_scale_mode a_scale = OG_SCALE_MODE_DEFAULT, b_scale = OG_SCALE_MODE_DEFAULT;
+  bool scaled() const { return a_scale != OG_SCALE_MODE_DEFAULT || b_scale != OG_SCALE_MODE_DEFAULT; }
 };
 
 // What the vendor call will compute: the dtypes of its own buffers (a CPU library may need f32
@@ -57,6 +62,12 @@ class Vendor {
   // Enqueue D = A * B with buffers of the plan's dtypes on the device's default stream/queue
   // (the one og_context_time times).
   virtual Status run(const VendorProblem& p, const og_memory& a, const og_memory& b, const og_memory& d) = 0;
+  // The same for a block-scaled problem (p.scaled()): a_s and b_s hold A's and B's scales.
+  virtual Status run_scaled(const VendorProblem& p, const og_memory& a, const og_memory& b, const og_memory& d,
+                            const og_memory& a_s, const og_memory& b_s) {
+    (void)p, (void)a, (void)b, (void)d, (void)a_s, (void)b_s;
+    return Status{StatusCode::unsupported, library() + " has no block-scaled GEMM"};
+  }
 };
 
 // A separate in-place elementwise pass D = leaky_relu(D) on the device's default stream, for the

@@ -40,15 +40,21 @@ layout(std430, set = 0, binding = 10) readonly buffer Bias32 { float bias32[]; }
 layout(std430, set = 0, binding = 11) readonly buffer Bias16 { uint16_t bias16[]; };
 
 // Element strides and offsets (in elements) of op(X); all < 2^31 (checked by the backend).
+// as_* / bs_*: block-scaled A / B's scale tensors (block_scales.glsl), in scales.
 layout(push_constant) uniform Params {
   uint M, N, K;
-  uint num_pid_m, num_pid_n, pid_base;
+  uint pid_base;
   uint a_sr, a_sc, a_bs, b_sr, b_sc, b_bs;
   uint c_sr, c_sc, c_bs, d_sr, d_sc, d_bs;
   uint bias_bs, batch_base;
   uint a_off, b_off, c_off, d_off, bias_off;
   float alpha, beta, slope;
+  uint as_off, as_ld, as_bs, bs_off, bs_ld, bs_bs;
 } p;
+
+// Output tiles along M and N, as the host counts them for the grid.
+int num_pid_m() { return int((p.M + BLOCK_M - 1u) / BLOCK_M); }
+int num_pid_n() { return int((p.N + BLOCK_N - 1u) / BLOCK_N); }
 
 float decode_f16(uint h) {
   uint e = (h >> 10) & 31u, m = h & 1023u;

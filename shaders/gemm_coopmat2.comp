@@ -158,7 +158,7 @@ float store_op(const in uint r, const in uint c, const in float v, const in uint
 void main() {
   // One workgroup per work item of one batch (no split-K: one slice), from the shared scheduler;
   // the host dispatches the items in chunks from pid_base and the batches along z.
-  const OgWork tile = og_work_item(int(gl_WorkGroupID.x + p.pid_base), int(p.num_pid_m), int(p.num_pid_n), GROUP_M, 1);
+  const OgWork tile = og_work_item(int(gl_WorkGroupID.x + p.pid_base), num_pid_m(), num_pid_n(), GROUP_M, 1);
   const uint batch = gl_WorkGroupID.z + p.batch_base;
   m0 = uint(tile.pid_m) * BLOCK_M;
   n0 = uint(tile.pid_n) * BLOCK_N;

@@ -2,14 +2,16 @@
 // Portable GEMM: shared-memory tiles, no cooperative matrices, any subgroup size. One workgroup
 // computes one BLOCK_M x BLOCK_N tile of D for one batch; tiles are visited in the grouped order
 // of the shared scheduler. Every dtype is read through 8/16/32-bit storage views of the same
-// buffer and converted to f32 exactly (fp8 and bf16 decoders match omnigemm/numeric.hpp); the
-// output is rounded to nearest even in integer arithmetic, as the CPU reference does.
+// buffer and converted to f32 exactly (fp8 and bf16 decoders match omnigemm/numeric.hpp);
+// block-scaled operands are dequantised as they are loaded (block_scales.glsl); the output is
+// rounded to nearest even in integer arithmetic, as the CPU reference does.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_8bit_storage : require
 
 #include "omnigemm/tile_schedule.h"
 #include "gemm_common.glsl"  // spec ids 0..11, bindings, push constants, decoders, epilogue
+#include "block_scales.glsl" // spec ids 12..15, bindings 12..15: block-scaled A / B on load
 
 float load_a(uint i) {
   if (A_TYPE == 0u) return a32[i];
@@ -34,7 +36,7 @@ shared float b_tile[BLOCK_K * BLOCK_N];
 void main() {
   // One workgroup per work item of one batch (no split-K: one slice), from the shared scheduler;
   // the host dispatches the items in chunks from pid_base and the batches along z.
-  const OgWork tile = og_work_item(int(gl_WorkGroupID.x + p.pid_base), int(p.num_pid_m), int(p.num_pid_n), GROUP_M, 1);
+  const OgWork tile = og_work_item(int(gl_WorkGroupID.x + p.pid_base), num_pid_m(), num_pid_n(), GROUP_M, 1);
   const uint batch = gl_WorkGroupID.z + p.batch_base;
   const uint m0 = uint(tile.pid_m) * BLOCK_M, n0 = uint(tile.pid_n) * BLOCK_N;
   const uint tid = gl_LocalInvocationID.x;
@@ -49,12 +51,14 @@ void main() {
     for (uint e = tid; e < BLOCK_M * BLOCK_K; e += THREADS) {
       const uint m = e % BLOCK_M, k = e / BLOCK_M;
       const uint gm = m0 + m, gk = k0 + k;
-      a_tile[k * BLOCK_M + m] = (gm < p.M && gk < p.K) ? load_a(a_base + gm * p.a_sr + gk * p.a_sc) : 0.0;
+      const uint at = a_base + gm * p.a_sr + gk * p.a_sc;
+      a_tile[k * BLOCK_M + m] = (gm < p.M && gk < p.K) ? (A_SCALE_MODE != 0u ? load_scaled_a(batch, gm, gk, at) : load_a(at)) : 0.0;
     }
     for (uint e = tid; e < BLOCK_N * BLOCK_K; e += THREADS) {
       const uint n = e % BLOCK_N, k = e / BLOCK_N;
       const uint gn = n0 + n, gk = k0 + k;
-      b_tile[k * BLOCK_N + n] = (gn < p.N && gk < p.K) ? load_b(b_base + gk * p.b_sr + gn * p.b_sc) : 0.0;
+      const uint at = b_base + gk * p.b_sr + gn * p.b_sc;
+      b_tile[k * BLOCK_N + n] = (gn < p.N && gk < p.K) ? (B_SCALE_MODE != 0u ? load_scaled_b(batch, gn, gk, at) : load_b(at)) : 0.0;
     }
     barrier();
     for (uint k = 0; k < BLOCK_K; ++k) {

@@ -1,4 +1,4 @@
-# The shared scheduler and epilogue headers compiled as CUDA, HIP and GLSL (tests/header_languages/run.sh).
+# The shared scheduler, epilogue and block-format headers compiled as CUDA, HIP and GLSL (tests/header_languages/run.sh).
 add_test(NAME header_languages COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/header_languages/run.sh
          ${PROJECT_SOURCE_DIR}/engine/include ${CMAKE_CURRENT_SOURCE_DIR}/header_languages)
 # A C11 program using only omnigemm.h, compiled as C and linked to the shared library.

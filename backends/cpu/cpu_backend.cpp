@@ -27,9 +27,14 @@
 // 16 MiB (rows are processed in chunks beyond that). One run at a time per backend (a mutex),
 // since the pool and the packing buffers are shared.
 //
+// Block-scaled operands (omnigemm/blockscaled.h) run on the cpu.blockscaled family: the same
+// driver, whose packing dequantises each element by its block's scale (the engine's
+// block_quantize.hpp), so it is f32 GEMM on the dequantised operands, the reference semantics.
+//
 // Files: thread_pool (the pool and the team barrier), elements (decoding), packing,
 // cpu_epilogue (omnigemm/epilogue.h on finished tiles), kernel_registry (the micro-kernels by
-// name), packed_gemm (the blocked driver); this file: the cpu.packed family and the backend.
+// name), packed_gemm (the blocked driver); this file: the cpu.packed and cpu.blockscaled
+// families, device quantisation and the backend.
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +48,7 @@
 #include "elements.hpp"
 #include "kernel_registry.hpp"
 #include "packed_gemm.hpp"
+#include "omnigemm/tile_schedule.h"
 #include "thread_pool.hpp"
 
 namespace omnigemm::detail {
@@ -57,21 +63,32 @@ constexpr Config kPackedConfigs[] = {
 #include "families/packed.inc"
 #undef OG_CPU_PACKED
 };
+constexpr Config kBlockScaledConfigs[] = {
+#define OG_CPU_BLOCKSCALED(bm, bn, bk) Config{"blockscaled", bm, bn, bk, 1, 1, 1, 0, 1, {}},
+#include "families/blockscaled.inc"
+#undef OG_CPU_BLOCKSCALED
+};
+
+bool block_scaled(const Problem& p) { return p.a.scale.present() || p.b.scale.present(); }
 
 class CpuBackend;
 
-// cpu.packed: the one CPU family; its forms name the micro-kernel.
+// cpu.packed (plain dtypes) and cpu.blockscaled (block-scaled operands, families/blockscaled.inc):
+// the same blocked driver, their forms name the micro-kernel.
 class PackedFamily final : public KernelFamily {
  public:
-  explicit PackedFamily(CpuBackend& be) : be_(be) {}
-  const char* name() const override { return "packed"; }
-  std::span<const Config> configs() const override { return kPackedConfigs; }
+  PackedFamily(CpuBackend& be, bool blocked) : be_(be), blocked_(blocked) {}
+  const char* name() const override { return blocked_ ? "blockscaled" : "packed"; }
+  std::span<const Config> configs() const override {
+    return blocked_ ? std::span<const Config>(kBlockScaledConfigs) : std::span<const Config>(kPackedConfigs);
+  }
   Status can_implement(const Problem& p, const Config& c) const override;
   Status describe(const Problem& p, const Config& c, PlanSummary& out) const override;
   Status run(const Problem& p, const Config& c, void* stream) override;
 
  private:
   CpuBackend& be_;
+  bool blocked_;
 };
 
 class CpuBackend final : public Backend {
@@ -87,9 +104,10 @@ class CpuBackend final : public Backend {
   }
   og_backend kind() const override { return OG_BACKEND_CPU; }
   const DeviceInfo& device() const override { return info_; }
-  uint32_t input_dtypes() const override { return 0x1f; }
+  uint32_t input_dtypes() const override { return (1u << OG_DTYPE_COUNT) - 1; }
   uint32_t output_dtypes() const override { return 0x07; }
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_HOST; }
+  uint32_t scale_modes() const override { return (1u << OG_SCALE_MODE_COUNT) - 1; }
   std::span<KernelFamily* const> families() const override { return families_; }
 
   // The micro-kernel a config's form asks for ("" = the backend's default), or why not.
@@ -120,6 +138,22 @@ class CpuBackend final : public Backend {
   }
   Status synchronize(void*) override { return {}; }
 
+  // Device quantisation is the host's (the CPU's memory is the host's), over the pool's threads
+  // in whole scale-block rows.
+  Status quantize(const Operand& src, const Operand& dst, bool operand_b, float& global, void* stream) override {
+    if (stream) return error(StatusCode::invalid_argument, "the cpu backend has no streams: pass NULL");
+    const KView sv = kview_of(src, operand_b), dv = kview_of(dst, operand_b);
+    if (global == 0.0f) global = nvfp4_global(sv);
+    clear_packed_scales(dv);
+    const float g = global;
+    return over_rows(dv.rows, dv.scale.block_rows, [&](int64_t r0, int64_t r1) { quantize_rows(sv, dv, g, r0, r1); });
+  }
+  Status dequantize(const Operand& src, const Operand& dst, bool operand_b, void* stream) override {
+    if (stream) return error(StatusCode::invalid_argument, "the cpu backend has no streams: pass NULL");
+    const KView sv = kview_of(src, operand_b), dv = kview_of(dst, operand_b);
+    return over_rows(sv.rows, 1, [&](int64_t r0, int64_t r1) { dequantize_rows(sv, dv, r0, r1); });
+  }
+
   Status allocate(size_t bytes, og_memory& out) override {
     void* p = std::aligned_alloc(64, std::max<size_t>((bytes + 63) / 64 * 64, 64));
     if (!p) return error(StatusCode::out_of_memory, "host allocation of " + std::to_string(bytes) + " bytes failed");
@@ -146,14 +180,34 @@ class CpuBackend final : public Backend {
   DeviceInfo info_;
   int threads_ = 1;
   KernelKind default_kernel_;
-  PackedFamily packed_{*this};
-  KernelFamily* const families_[1] = {&packed_};
+  // f(r0, r1) over an even split of `rows` in multiples of `granule` across the pool.
+  template <class F>
+  Status over_rows(int64_t rows, int64_t granule, F&& f) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!pool_) pool_ = std::make_unique<ThreadPool>(threads_);
+    const int64_t units = (rows + granule - 1) / granule;
+    const int parts = int(std::min<int64_t>(pool_->size(), units));
+    pool_->run([&](int t) {
+      if (t >= parts) return;
+      int b, e;
+      og_split_k_range(int(units), parts, t, b, e);
+      f(std::min(rows, b * granule), std::min(rows, e * granule));
+    });
+    return {};
+  }
+
+  PackedFamily packed_{*this, false};
+  PackedFamily blockscaled_{*this, true};
+  KernelFamily* const families_[2] = {&packed_, &blockscaled_};
   std::mutex mutex_;  // one run at a time: the pool and the workspaces are shared
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Workspace[]> workspaces_;
 };
 
-Status PackedFamily::can_implement(const Problem&, const Config& c) const {
+Status PackedFamily::can_implement(const Problem& p, const Config& c) const {
+  if (block_scaled(p) && !blocked_) return error(StatusCode::unsupported, "block-scaled operands run on cpu.blockscaled");
+  if (!block_scaled(p) && blocked_)
+    return error(StatusCode::unsupported, "runs block-scaled operands only (mx, nvfp4, fp8 with 128-blockwise scales)");
   KernelKind kk;
   if (Status s = be_.kernel_for(c, kk); !s) return s;
   if (c.block_m <= 0 || c.block_n <= 0 || c.block_k <= 0) return error(StatusCode::invalid_argument, "block sizes must be positive");

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "omnigemm/numeric.hpp"
+#include "block_quantize.hpp"
 #include "omnigemm/omnigemm.h"
 #include "problem.hpp"
 
@@ -95,6 +96,9 @@ struct View {
   og_dtype dtype = OG_DTYPE_F32;
   const char* base = nullptr;  // points at element (0, 0)
   int64_t sr = 0, sc = 0;
+  // Block-scaled operands: the same matrix as rows x K with its scales (rows and columns as
+  // this view's, so K runs along the columns); packing dequantises through it. Null otherwise.
+  const KView* blocked = nullptr;
 };
 
 inline const char* element_ptr(const View& v, int64_t r, int64_t c) {

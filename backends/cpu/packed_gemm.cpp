@@ -54,16 +54,33 @@ void team_grid(int team, int64_t row_panels, int64_t col_panels, int& tm, int& t
 
 struct BatchOperands {
   View a, b;
+  KView a_blocked, b_blocked;  // block-scaled operands along K (B as N x K)
   EpilogueArgs epi;
   const char* bias_src = nullptr;
 };
 
-BatchOperands batch_operands(const Problem& p, int64_t batch) {
+// Batch `batch` of a block-scaled operand as rows x K (B: operand_b).
+KView blocked_batch(const Operand& o, bool operand_b, int64_t batch) {
+  KView v = kview_of(o, operand_b);
+  v.base += storage_bytes(o.dtype, batch * o.batch_stride);
+  v.scales += batch * o.scale.batch_stride * o.scale.bytes;
+  return v;
+}
+
+// Filled in place (the views point at its own KViews), hence no return by value.
+void batch_operands(const Problem& p, int64_t batch, BatchOperands& o) {
   auto host = [](const og_memory& m) { return static_cast<const char*>(m.ptr) + m.offset; };
-  BatchOperands o;
   if (p.k > 0) {
     o.a = {p.a.dtype, host(p.a.mem) + batch * p.a.batch_stride * dtype_bytes(p.a.dtype), p.a.stride_row, p.a.stride_col};
     o.b = {p.b.dtype, host(p.b.mem) + batch * p.b.batch_stride * dtype_bytes(p.b.dtype), p.b.stride_row, p.b.stride_col};
+    if (p.a.scale.present()) {
+      o.a_blocked = blocked_batch(p.a, false, batch);
+      o.a.blocked = &o.a_blocked;
+    }
+    if (p.b.scale.present()) {
+      o.b_blocked = blocked_batch(p.b, true, batch);
+      o.b.blocked = &o.b_blocked;
+    }
   }
   EpilogueArgs& e = o.epi;
   e.alpha = p.alpha;
@@ -79,7 +96,6 @@ BatchOperands batch_operands(const Problem& p, int64_t batch) {
   e.d_sc = p.d.stride_col;
   if (p.bias_mode != OG_BIAS_NONE)
     o.bias_src = host(p.bias) + batch * p.bias_batch_stride * dtype_bytes(p.bias_dtype);
-  return o;
 }
 
 // One batch, run by a team of `team` threads (member t). `shared` is the team leader's
@@ -87,7 +103,8 @@ BatchOperands batch_operands(const Problem& p, int64_t batch) {
 // Every member runs this with the same arguments.
 void gemm_batch(const Problem& p, const Plan& pl, int64_t batch, int t, int team, SpinBarrier& barrier,
                 Workspace& shared, Workspace& own) {
-  BatchOperands ops = batch_operands(p, batch);
+  BatchOperands ops;
+  batch_operands(p, batch, ops);
   EpilogueArgs& e = ops.epi;
   if (ops.bias_src) {  // each member converts the (short) bias vector for itself
     const int64_t len = p.bias_mode == OG_BIAS_PER_N ? p.n : p.m;
@@ -114,7 +131,7 @@ void gemm_batch(const Problem& p, const Plan& pl, int64_t batch, int t, int team
   }
 
   // Packed B is laid out as NR-column panels: the transposed view of op(B) packed in NR-row panels.
-  const View bt{ops.b.dtype, ops.b.base, ops.b.sc, ops.b.sr};
+  const View bt{ops.b.dtype, ops.b.base, ops.b.sc, ops.b.sr, ops.b.blocked};
   const int64_t chunk_rows = pl.partial_rows ? pl.partial_rows : p.m;
   for (int64_t m0 = 0; m0 < p.m; m0 += chunk_rows) {
     const int64_t mlen = std::min(chunk_rows, p.m - m0);

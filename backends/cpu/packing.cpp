@@ -51,6 +51,15 @@ void pack_one_panel(const L& load, int64_t base, int64_t sr, int64_t sc, int h, 
 }  // namespace
 
 void pack_panels(const View& v, int64_t r0, int64_t rows, int64_t c0, int64_t cols, int w, float* dst) {
+  if (v.blocked) {  // block-scaled: each row dequantised along K (block_quantize.hpp), bit-exact
+    for (int64_t p0 = 0; p0 < rows; p0 += w, dst += int64_t(w) * cols) {
+      const int h = int(std::min<int64_t>(w, rows - p0));
+      for (int i = 0; i < h; ++i) dequantize_row(*v.blocked, r0 + p0 + i, c0, cols, dst + i, w);
+      for (int64_t c = 0; c < cols; ++c)
+        for (int i = h; i < w; ++i) dst[c * w + i] = 0.0f;
+    }
+    return;
+  }
   with_loader(v.dtype, element_ptr(v, r0, c0), [&](auto load) {
     const int64_t sr = v.sr, sc = v.sc;
     for (int64_t p0 = 0; p0 < rows; p0 += w, dst += int64_t(w) * cols) {

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "block_quantize.hpp"
 #include "families.hpp"
 
 namespace omnigemm::detail {
@@ -37,6 +38,16 @@ class CudaBackend final : public Backend {
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
   bool supports_async() const override { return true; }
   std::span<KernelFamily* const> families() const override { return families_; }
+
+  // Device quantisation (block_quantize.cu); block-scaled GEMMs wait for the Hopper family.
+  Status quantize(const Operand& src, const Operand& dst, bool operand_b, float& global, void* stream) override {
+    OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
+    return cuda_quantize(src, dst, operand_b, global, stream);
+  }
+  Status dequantize(const Operand& src, const Operand& dst, bool operand_b, void* stream) override {
+    OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
+    return cuda_dequantize(src, dst, operand_b, stream);
+  }
 
   Status synchronize(void* stream) override {
     OG_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");

@@ -42,10 +42,19 @@ Status VulkanBackend::check_problem(const Problem& p) const {
   constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // shader indices are 32-bit
   for (const Operand* o : {&p.a, &p.b, &p.c, &p.d}) {
     if (!o->present) continue;
-    const int64_t end = int64_t(o->mem.offset / uint64_t(dtype_bytes(o->dtype))) + o->extent_elements(p.batch);
+    // fp4 elements are indexed by nibble: twice their byte offset.
+    const int64_t first = dtype_is_fp4(o->dtype) ? int64_t(o->mem.offset) * 2 : int64_t(o->mem.offset / uint64_t(dtype_bytes(o->dtype)));
+    const int64_t end = first + o->extent_elements(p.batch);
     if (end > kMax)
       return error(StatusCode::unsupported, "vulkan: an operand spans " + std::to_string(end) +
                                                 " elements; the Vulkan backend indexes buffers with 32 bits (at most 2^31 - 1 elements)");
+    if (o->scale.present()) {
+      const BlockScale& b = o->scale;
+      const int64_t s_end = int64_t(b.mem.offset / uint64_t(b.bytes)) + (p.batch - 1) * b.batch_stride + b.extent();
+      if (s_end > kMax)
+        return error(StatusCode::unsupported, "vulkan: a scale tensor spans " + std::to_string(s_end) +
+                                                  " scales; the Vulkan backend indexes buffers with 32 bits");
+    }
   }
   return {};
 }

@@ -32,7 +32,8 @@ class VulkanBackend final : public Backend {
 
   og_backend kind() const override { return OG_BACKEND_VULKAN; }
   const DeviceInfo& device() const override { return dev_.info; }
-  uint32_t input_dtypes() const override { return 0x1f; }   // f32, f16, bf16, e4m3, e5m2
+  uint32_t input_dtypes() const override { return (1u << OG_DTYPE_COUNT) - 1; }  // block-scaled: portable family
+  uint32_t scale_modes() const override { return (1u << OG_SCALE_MODE_COUNT) - 1; }
   uint32_t output_dtypes() const override { return 0x07; }  // f32, f16, bf16
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_VULKAN; }
   bool supports_async() const override { return true; }
@@ -42,6 +43,9 @@ class VulkanBackend final : public Backend {
   std::span<KernelFamily* const> families() const override { return all_; }
 
   Status synchronize(void*) override { return {}; }  // synchronous runs already waited
+  // og_quantize / og_dequantize on the device (vulkan_quantize.cpp, shaders/block_quantize.comp).
+  Status quantize(const Operand& src, const Operand& dst, bool operand_b, float& global, void* stream) override;
+  Status dequantize(const Operand& src, const Operand& dst, bool operand_b, void* stream) override;
   Status allocate(size_t bytes, og_memory& out) override;
   void release(const og_memory& mem) override;
   Status upload(const og_memory& dst, const void* src, size_t bytes) override;
@@ -80,6 +84,10 @@ class VulkanBackend final : public Backend {
   void destroy_queue_objects();
   VkResult new_descriptor_pool(VkDescriptorPool& pool);
   Status descriptor_set_for(const Problem& p, DescriptorUse use, VkDescriptorSet& set);
+  Status descriptor_set_with(const VkBuffer (&per_binding)[kBindings], DescriptorUse use, VkDescriptorSet& set);
+  // vulkan_quantize.cpp: one pass of shaders/block_quantize.comp over `count` invocations.
+  Status record_block_pass(uint32_t op, const Operand& plain, const Operand& blocked, bool operand_b, VkBuffer amax,
+                           uint32_t global_bits, uint64_t count, void* stream);
   Status begin(VkCommandBuffer cmd);
   Status submit_and_wait(VkCommandBuffer cmd);
   // vulkan_memory.cpp

@@ -47,6 +47,17 @@ VkResult VulkanBackend::new_descriptor_pool(VkDescriptorPool& pool) {
 
 // One descriptor set with every binding written (unused ones point at D's buffer).
 Status VulkanBackend::descriptor_set_for(const Problem& p, DescriptorUse use, VkDescriptorSet& set) {
+  auto buf = [&](const og_memory& m) { return reinterpret_cast<VkBuffer>(uintptr_t(m.vk_buffer)); };
+  const VkBuffer d = buf(p.d.mem);
+  const VkBuffer a = p.a.present ? buf(p.a.mem) : d, b = p.b.present ? buf(p.b.mem) : d;
+  const VkBuffer c = p.c.present ? buf(p.c.mem) : d, bias = p.bias_mode != OG_BIAS_NONE ? buf(p.bias) : d;
+  const VkBuffer as = p.a.present && p.a.scale.present() ? buf(p.a.scale.mem) : d;
+  const VkBuffer bs = p.b.present && p.b.scale.present() ? buf(p.b.scale.mem) : d;
+  const VkBuffer per_binding[kBindings] = {a, a, a, b, b, b, c, c, d, d, bias, bias, as, as, bs, bs};
+  return descriptor_set_with(per_binding, use, set);
+}
+
+Status VulkanBackend::descriptor_set_with(const VkBuffer (&per_binding)[kBindings], DescriptorUse use, VkDescriptorSet& set) {
   const Vk& vk = dev_.vk;
   VkDescriptorPool pool = use == DescriptorUse::capture ? capture_pool_ : sync_pool_;
   if (use == DescriptorUse::caller) {
@@ -64,11 +75,6 @@ Status VulkanBackend::descriptor_set_for(const Problem& p, DescriptorUse use, Vk
   const VkDescriptorSetLayout layout = pipelines_.set_layout();
   VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, nullptr, pool, 1, &layout};
   OG_VK_TRY(vk.vkAllocateDescriptorSets(dev_.device, &ai, &set), "vkAllocateDescriptorSets");
-  auto buf = [&](const og_memory& m) { return reinterpret_cast<VkBuffer>(uintptr_t(m.vk_buffer)); };
-  const VkBuffer d = buf(p.d.mem);
-  const VkBuffer a = p.a.present ? buf(p.a.mem) : d, b = p.b.present ? buf(p.b.mem) : d;
-  const VkBuffer c = p.c.present ? buf(p.c.mem) : d, bias = p.bias_mode != OG_BIAS_NONE ? buf(p.bias) : d;
-  const VkBuffer per_binding[kBindings] = {a, a, a, b, b, b, c, c, d, d, bias, bias};
   VkDescriptorBufferInfo infos[kBindings];
   VkWriteDescriptorSet writes[kBindings];
   for (uint32_t i = 0; i < kBindings; ++i) {

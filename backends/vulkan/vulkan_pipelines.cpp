@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "block_quantize.spv.h"
 #include "gemm_portable.spv.h"
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
 #include "gemm_coopmat.spv.h"
@@ -106,6 +107,7 @@ Status VulkanPipelines::create(const VulkanDevice& dev) {
   VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, nullptr, 0, 1, &set_layout_, 1, &range};
   OG_VK_TRY(vk.vkCreatePipelineLayout(dev.device, &pli, nullptr, &layout_), "vkCreatePipelineLayout");
   Status s = add_modules(og_spv_gemm_portable, sizeof(og_spv_gemm_portable), false, Shader::portable, Shader::portable);
+  if (s) s = add_modules(og_spv_block_quantize, sizeof(og_spv_block_quantize), false, Shader::block_quantize, Shader::block_quantize);
   if (!s) return s;
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
   if (dev.coopmat.ok &&

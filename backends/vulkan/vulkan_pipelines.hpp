@@ -16,23 +16,26 @@
 namespace omnigemm::detail::vulkan {
 
 // Storage-buffer bindings of every shader (gemm_common.glsl): A, B as 32/16/8-bit views; C, D and
-// bias as 32/16-bit views.
-constexpr uint32_t kBindings = 12;
+// bias as 32/16-bit views; then A's and B's block scales as 8/32-bit views (block_scales.glsl).
+constexpr uint32_t kBindings = 16;
 
-// gemm_common.glsl's push constants.
+// gemm_common.glsl's push constants. Tile counts are not among them: the shaders derive them
+// from M, N and the tile shape (specialization constants), as the host does.
 struct PushConstants {
   uint32_t m, n, k;
-  uint32_t num_pid_m, num_pid_n, pid_base;
+  uint32_t pid_base;
   uint32_t a_sr, a_sc, a_bs, b_sr, b_sc, b_bs;
   uint32_t c_sr, c_sc, c_bs, d_sr, d_sc, d_bs;
   uint32_t bias_bs, batch_base;
   uint32_t a_off, b_off, c_off, d_off, bias_off;
   float alpha, beta, slope;
+  // Block-scaled A / B: the scale tensor's first scale, ld and batch stride, in scales.
+  uint32_t as_off, as_ld, as_bs, bs_off, bs_ld, bs_bs;
 };
-static_assert(sizeof(PushConstants) == 112, "push constants must stay within the 128 bytes every device has");
+static_assert(sizeof(PushConstants) == 128, "push constants must stay within the 128 bytes every device has");
 
-enum class Shader : uint32_t { portable, coopmat, coopmat_bf16, coopmat2, coopmat2_bf16 };
-constexpr int kShaderCount = 5;
+enum class Shader : uint32_t { portable, coopmat, coopmat_bf16, coopmat2, coopmat2_bf16, block_quantize };
+constexpr int kShaderCount = 6;
 
 // Specialization constants ids 0..count-1 (ids past `count` keep the shader's defaults).
 struct Specialization {

@@ -39,6 +39,9 @@ class Backend {
   virtual uint32_t output_dtypes() const = 0;
   virtual uint32_t memory_kinds() const = 0;
   virtual bool supports_async() const { return false; }
+  // Bit mask (1 << og_scale_mode) of the block-scale modes run() accepts; DEFAULT stands for
+  // operands without block scales.
+  virtual uint32_t scale_modes() const { return 1u << OG_SCALE_MODE_DEFAULT; }
 
   // Backend-specific limits beyond the dtype masks (index width, mixed A/B dtypes, ...).
   // Called after the engine's validation; the message must name what is supported.
@@ -50,6 +53,19 @@ class Backend {
   virtual std::span<KernelFamily* const> families() const = 0;
 
   virtual Status synchronize(void* stream) = 0;
+
+  // Device quantisation (og_quantize / og_dequantize) of one validated matrix in this backend's
+  // memory: src and dst have the same op() shape; operand_b says the blocks run along op()'s
+  // rows (GEMM operand B) rather than its columns. quantize: nvfp4 with global == 0 finds the
+  // global factor first and returns it in `global`. Backends without it say so (unsupported).
+  virtual Status quantize(const Operand& src, const Operand& dst, bool operand_b, float& global, void* stream) {
+    (void)src, (void)dst, (void)operand_b, (void)global, (void)stream;
+    return no_device_quantization();
+  }
+  virtual Status dequantize(const Operand& src, const Operand& dst, bool operand_b, void* stream) {
+    (void)src, (void)dst, (void)operand_b, (void)stream;
+    return no_device_quantization();
+  }
 
   // Device memory for the host convenience call, the tuner and the benchmarks.
   virtual Status allocate(size_t bytes, og_memory& out) = 0;
@@ -65,6 +81,13 @@ class Backend {
   // raise them again only after sustained work (timers and tuners run their first candidate
   // that long first).
   virtual double clock_ramp_ms() const { return 0; }
+
+ protected:
+  Status no_device_quantization() const {
+    return Status{StatusCode::unsupported, std::string("backend ") + og_backend_name(kind()) +
+                                               " has no device quantisation; use og_quantize_host / "
+                                               "og_dequantize_host and og_memory_upload / og_memory_download"};
+  }
 };
 
 // Factories, one per backend; each returns backend_unavailable with a reason when its

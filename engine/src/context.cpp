@@ -12,6 +12,7 @@
 #include <set>
 #include <utility>
 
+#include "api_guard.hpp"
 #include "backend.hpp"
 #include "context_internal.hpp"
 #include "dispatch.hpp"
@@ -49,27 +50,6 @@ struct og_context {
 namespace {
 
 thread_local std::string t_last_error;
-
-og_status report(const Status& s) {
-  if (s.ok()) return OG_OK;
-  t_last_error = s.message;
-  return static_cast<og_status>(s.code);
-}
-
-// Runs `body` and turns any escaping exception into a status (nothing crosses the C API).
-template <class F>
-og_status guarded(F&& body) {
-  try {
-    t_last_error.clear();
-    return report(body());
-  } catch (const std::bad_alloc&) {
-    return report(error(StatusCode::out_of_memory, "out of host memory"));
-  } catch (const std::exception& e) {
-    return report(error(StatusCode::internal, std::string("internal error: ") + e.what()));
-  } catch (...) {
-    return report(error(StatusCode::internal, "internal error: unknown exception"));
-  }
-}
 
 Status make_backend(og_backend kind, const BackendOptions& opt, std::unique_ptr<Backend>& out) {
   BackendFactory f = backend_factory(kind);
@@ -144,9 +124,9 @@ Status run_host(og_context* ctx, const og_gemm_desc* desc) {
   struct Staged { og_memory host; og_memory dev{}; size_t bytes = 0; };
   std::vector<Staged> staged;
   auto cleanup = [&] { for (auto& st : staged) if (st.dev.kind != OG_MEMORY_NONE) be.release(st.dev); };
-  auto stage = [&](og_memory& mem, int64_t elements, og_dtype dtype, bool copy_in) -> Status {
+  auto stage_bytes = [&](og_memory& mem, int64_t bytes, bool copy_in) -> Status {
     Staged st{mem};
-    st.bytes = size_t(elements) * size_t(dtype_bytes(dtype));
+    st.bytes = size_t(bytes);
     Status r = be.allocate(st.bytes, st.dev);
     if (!r) return r;
     staged.push_back(st);
@@ -157,11 +137,21 @@ Status run_host(og_context* ctx, const og_gemm_desc* desc) {
     mem = st.dev;
     return {};
   };
+  auto stage = [&](og_memory& mem, int64_t elements, og_dtype dtype, bool copy_in) {
+    return stage_bytes(mem, storage_bytes(dtype, elements), copy_in);
+  };
+  auto stage_scales = [&](Operand& o) -> Status {
+    if (!o.scale.present()) return {};
+    const BlockScale& b = o.scale;
+    return stage_bytes(o.scale.mem, ((p.batch - 1) * b.batch_stride + b.extent()) * b.bytes, true);
+  };
   bool in_place = p.c.present && p.c.mem.ptr == p.d.mem.ptr && p.c.mem.offset == p.d.mem.offset;
   og_memory d_host = p.d.mem;
   Status r;
   if (p.a.present && !(r = stage(p.a.mem, p.a.extent_elements(p.batch), p.a.dtype, true))) { cleanup(); return r; }
   if (p.b.present && !(r = stage(p.b.mem, p.b.extent_elements(p.batch), p.b.dtype, true))) { cleanup(); return r; }
+  if (p.a.present && !(r = stage_scales(p.a))) { cleanup(); return r; }
+  if (p.b.present && !(r = stage_scales(p.b))) { cleanup(); return r; }
   // D is uploaded too: elements between the strided rows must survive the round trip.
   if (!(r = stage(p.d.mem, p.d.extent_elements(p.batch), p.d.dtype, true))) { cleanup(); return r; }
   if (in_place) p.c.mem = p.d.mem;
@@ -209,6 +199,7 @@ og_matrix og_matrix_make(int64_t rows, int64_t cols, og_dtype dtype, og_layout l
   m.layout = layout;
   m.ld = layout == OG_ROW_MAJOR ? (cols > 1 ? cols : 1) : (rows > 1 ? rows : 1);
   m.dtype = dtype;
+  m.scale.global = 1.0f;
   return m;
 }
 
@@ -302,6 +293,7 @@ const char* og_dtype_name(og_dtype d) {
     case OG_DTYPE_MXFP8: return "mxfp8";
     case OG_DTYPE_MXFP4: return "mxfp4";
     case OG_DTYPE_NVFP4: return "nvfp4";
+    case OG_DTYPE_MXFP8_E5M2: return "mxfp8_e5m2";
   }
   return "unknown_dtype";
 }
@@ -332,6 +324,7 @@ og_status og_context_capabilities(const og_context* ctx, og_capabilities* out) {
     out->compute_units = be.device().limits.compute_units;
     out->l2_bytes = be.device().limits.l2_bytes;
     out->clock_ramp_ms = be.clock_ramp_ms();
+    out->scale_modes = be.scale_modes();
     return {};
   });
 }
@@ -480,6 +473,12 @@ og_status og_context_time(og_context* ctx, og_launch_fn launch, void* user, doub
 
 // Internal accessors for the in-tree tools (engine/src/context_internal.hpp).
 namespace omnigemm::detail {
+og_status report_status(const Status& s) {
+  if (s.ok()) return OG_OK;
+  t_last_error = s.message;
+  return static_cast<og_status>(s.code);
+}
+void clear_last_error() { t_last_error.clear(); }
 Backend& context_backend(og_context* ctx) { return *ctx->backend; }
 Tuner& context_tuner(og_context* ctx) { return *ctx->tuner; }
 }  // namespace omnigemm::detail

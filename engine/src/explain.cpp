@@ -35,6 +35,13 @@ og_choice_source public_source(ChoiceSource s) {
   return OG_CHOICE_COST_MODEL;
 }
 
+// An input's dtype, with its block scales' mode where it has them ("fp8_e4m3 (VEC128_F32 scales)").
+std::string input_name(const Operand& o) {
+  std::string s = og_dtype_name(o.dtype);
+  if (o.scale.present()) s += std::string(" (") + og_scale_mode_name(o.scale.mode) + " scales)";
+  return s;
+}
+
 std::string describe_cost(const CostTerms& t) {
   const std::string head = t.absolute ? "predicted " + fixed(t.ms * 1000, 2) + " us at " + fixed(t.rate_tflops, 1) + " TFLOP/s"
                                       : "predicted " + fixed(t.ms * 1000, 2) + " (relative units: the device reports no peak rate)";
@@ -51,7 +58,7 @@ Status explain(Backend& be, Tuner& tuner, const Problem& p, og_explanation& out)
   out.backend = be.kind();
   std::string r = "backend " + backend + " on " + be.device().name + " (" + be.device().driver + ")\n";
   r += "problem M=" + std::to_string(p.m) + " N=" + std::to_string(p.n) + " K=" + std::to_string(p.k) +
-       " batch=" + std::to_string(p.batch) + ", " + og_dtype_name(p.a.dtype) + " x " + og_dtype_name(p.b.dtype) + " -> " +
+       " batch=" + std::to_string(p.batch) + ", " + input_name(p.a) + " x " + input_name(p.b) + " -> " +
        og_dtype_name(p.d.dtype) + "\n";
   if (p.empty()) {
     r += "nothing runs: the problem is empty (M, N or batch is 0)\n";

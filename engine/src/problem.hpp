@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "block_scales.hpp"
 #include "config_space.hpp"
 #include "omnigemm/omnigemm.h"
 
@@ -20,7 +21,7 @@ struct Operand {
   int64_t rows = 0, cols = 0;
   int64_t stride_row = 0, stride_col = 0;
   int64_t batch_stride = 0;
-  og_memory scale{};  // block-scaled formats only
+  BlockScale scale;  // block-scaled operands only (scale.present())
 
   // Contiguous along columns (row-major logical view) / along rows (column-major).
   bool row_contiguous() const { return stride_col == 1; }
@@ -54,6 +55,10 @@ struct Problem {
 };
 
 int dtype_bytes(og_dtype d);        // storage bytes per element (fp4 formats: 1 per 2, reported as 1)
+// Bytes that `elements` consecutive elements of d occupy (fp4: two per byte, from an even index).
+int64_t storage_bytes(og_dtype d, int64_t elements);
+// The dtype is one of the block-scaled ones (mx, nvfp4); fp8 becomes block-scaled through its
+// scale mode instead (Operand::scale.present()).
 bool dtype_is_block_scaled(og_dtype d);
 
 }  // namespace omnigemm::detail

@@ -37,8 +37,14 @@ std::string Tuner::problem_key(const Backend& be, const Problem& p) {
   k += "|" + be.device().name + "|" + be.device().driver;
   k += "|m" + std::to_string(p.m) + "n" + std::to_string(p.n) + "k" + std::to_string(p.k) + "b" +
        std::to_string(p.batch);
-  k += std::string("|") + og_dtype_name(p.a.dtype) + layout(p.a) + "," + og_dtype_name(p.b.dtype) + layout(p.b) +
-       "," + og_dtype_name(p.d.dtype) + layout(p.d);
+  // Block-scaled operands add their scale mode and layout (fp8 with 128-blockwise scales is not
+  // plain fp8; packed scales load differently from linear ones).
+  auto scales = [](const Operand& o) {
+    if (!o.scale.present()) return std::string();
+    return std::string("/") + og_scale_mode_name(o.scale.mode) + "rcp"[o.scale.layout];
+  };
+  k += std::string("|") + og_dtype_name(p.a.dtype) + scales(p.a) + layout(p.a) + "," + og_dtype_name(p.b.dtype) +
+       scales(p.b) + layout(p.b) + "," + og_dtype_name(p.d.dtype) + layout(p.d);
   k += "|act" + std::to_string(int(p.activation)) + "bias" + std::to_string(int(p.bias_mode)) +
        (p.c.present ? "c" : "");
   return k;
@@ -82,6 +88,23 @@ class ScratchBuffers {
         case OG_DTYPE_FP8_E5M2: host[i] = numeric::f32_to_e5m2(v); break;
         default: host[i] = uint8_t(rng_()); break;
       }
+    }
+    return be_.upload(out, host.data(), bytes);
+  }
+
+  // A scale tensor for `b` over `batches` batches, every scale 1 (E8M0 127, e4m3 0x38, f32 1.0):
+  // timings do not depend on the values, and no block turns into NaNs or infinities.
+  Status make_scales(const BlockScale& b, int64_t batches, og_memory& out) {
+    const size_t count = size_t(std::max<int64_t>((batches - 1) * b.batch_stride + b.extent(), 1));
+    const size_t bytes = count * size_t(b.bytes);
+    Status s = be_.allocate(bytes, out);
+    if (!s) return s;
+    owned_.push_back(out);
+    std::vector<uint8_t> host(bytes);
+    const float one = 1.0f;
+    for (size_t i = 0; i < count; ++i) {
+      if (b.bytes == 4) std::memcpy(&host[i * 4], &one, 4);
+      else host[i] = b.mode == OG_SCALE_MODE_VEC16_UE4M3 ? 0x38 : 127;
     }
     return be_.upload(out, host.data(), bytes);
   }
@@ -264,6 +287,8 @@ Tuner::Signature Tuner::signature(const Problem& p) {
     bits = bits * 2 + ((o.stride_col * eb) % 16 == 0);
     bits = bits * 2 + ((o.batch_stride * eb) % 16 == 0);
     bits = bits * 2 + (o.batch_stride > 0);
+    bits = bits * 8 + int64_t(o.scale.mode);
+    bits = bits * 4 + (o.scale.present() ? int64_t(o.scale.layout) : 0);
     return bits * 8 + int64_t(o.mem.kind);
   };
   const int64_t epilogue = ((int64_t(p.activation) * 4 + int64_t(p.bias_mode)) * 8 + int64_t(p.bias_dtype)) * 2 + (p.beta != 0.0f);
@@ -383,6 +408,9 @@ Status Tuner::tune(Backend& be, const Problem& p, Config& best, const TuneOption
     const int64_t len = (p.bias_mode == OG_BIAS_PER_N ? p.n : p.m) + (p.batch - 1) * p.bias_batch_stride;
     if (!(s = scratch.make(len, p.bias_dtype, base.bias))) return s;
   }
+  // Block scales: scratch too (the caller's may be host memory the engine has not staged yet).
+  for (Operand* o : {&base.a, &base.b})
+    if (o->present && o->scale.present() && !(s = scratch.make_scales(o->scale, p.batch, o->scale.mem))) return s;
   std::vector<Problem> rotation(size_t(sets), base);
   for (Problem& q : rotation) {
     if (p.a.present && !(s = scratch.make(a_elems, p.a.dtype, q.a.mem))) return s;

@@ -47,7 +47,16 @@ ByteRange byte_range(const Operand& o, int64_t batches) {
                             ? o.mem.offset
                             : uint64_t(reinterpret_cast<uintptr_t>(o.mem.ptr)) + o.mem.offset;
   const uint64_t space = o.mem.kind == OG_MEMORY_VULKAN ? o.mem.vk_buffer : 0;
-  return {o.mem.kind, space, base, base + uint64_t(ext) * uint64_t(dtype_bytes(o.dtype))};
+  return {o.mem.kind, space, base, base + uint64_t(storage_bytes(o.dtype, ext))};
+}
+
+// Byte range of a block-scaled operand's scale tensors over `batches` batches.
+ByteRange scale_range(const Operand& o, int64_t batches) {
+  const BlockScale& b = o.scale;
+  const og_memory& m = b.mem;
+  const uint64_t base = m.kind == OG_MEMORY_VULKAN ? m.offset : uint64_t(reinterpret_cast<uintptr_t>(m.ptr)) + m.offset;
+  const uint64_t span = uint64_t((batches - 1) * b.batch_stride + b.extent()) * uint64_t(b.bytes);
+  return {m.kind, m.kind == OG_MEMORY_VULKAN ? m.vk_buffer : 0, base, base + span};
 }
 
 bool overlaps(const ByteRange& x, const ByteRange& y) {
@@ -80,7 +89,6 @@ Status make_operand(const og_matrix& v, const char* name, bool is_output, Operan
   const int64_t sc = v.layout == OG_ROW_MAJOR ? 1 : v.ld;
   o.dtype = v.dtype;
   o.mem = v.mem;
-  o.scale = v.scale;
   o.batch_stride = v.batch_stride;
   if (v.transpose) {
     o.rows = v.cols; o.cols = v.rows; o.stride_row = sc; o.stride_col = sr;
@@ -150,6 +158,23 @@ Status check_workspace(const og_gemm_desc& desc, Problem& p, const Operand& bias
 
 }  // namespace
 
+Status fold_view(const og_matrix& v, const char* name, bool is_output, Operand& o) {
+  return make_operand(v, name, is_output, o);
+}
+
+Status check_operand_memory(const Operand& o, int64_t batches, const char* name) {
+  Status s;
+  if (!(s = check_memory(o.mem, name, o.dtype))) return s;
+  if (!(s = check_extent(o, batches, name))) return s;
+  if (o.scale.present() && !(s = check_block_scale_memory(o.scale, batches, name))) return s;
+  return {};
+}
+
+bool operands_overlap(const Operand& x, bool x_scales, const Operand& y, bool y_scales, int64_t batches) {
+  return overlaps(x_scales ? scale_range(x, batches) : byte_range(x, batches),
+                  y_scales ? scale_range(y, batches) : byte_range(y, batches));
+}
+
 int dtype_bytes(og_dtype d) {
   switch (d) {
     case OG_DTYPE_F32: return 4;
@@ -159,8 +184,12 @@ int dtype_bytes(og_dtype d) {
   }
 }
 
+int64_t storage_bytes(og_dtype d, int64_t elements) {
+  return dtype_is_fp4(d) ? (elements + 1) / 2 : elements * dtype_bytes(d);
+}
+
 bool dtype_is_block_scaled(og_dtype d) {
-  return d == OG_DTYPE_MXFP8 || d == OG_DTYPE_MXFP4 || d == OG_DTYPE_NVFP4;
+  return d == OG_DTYPE_MXFP8 || d == OG_DTYPE_MXFP8_E5M2 || d == OG_DTYPE_MXFP4 || d == OG_DTYPE_NVFP4;
 }
 
 int64_t Operand::extent_elements(int64_t batches) const {
@@ -199,12 +228,13 @@ Status validate(const og_gemm_desc& desc, Problem& p) {
     return invalid("shape mismatch: D is " + std::to_string(p.d.rows) + " x " + std::to_string(p.d.cols) +
                    " but op(A) * op(B) is " + std::to_string(p.m) + " x " + std::to_string(p.n));
 
-  for (const Operand* o : {&p.a, &p.b})
-    if (dtype_is_block_scaled(o->dtype))
-      return error(StatusCode::unsupported,
-                   std::string("block-scaled dtype ") + og_dtype_name(o->dtype) +
-                       " is declared but not implemented by any backend yet; supported inputs are "
-                       "f32, f16, bf16, fp8_e4m3, fp8_e5m2");
+  // Block scales of A (M x K) and B (N x K seen along K), and the fp4 element layout.
+  if (!(s = resolve_block_scale(desc.a.scale, p.a.dtype, p.m, p.k, "A", p.a.scale))) return s;
+  if (!(s = resolve_block_scale(desc.b.scale, p.b.dtype, p.n, p.k, "B", p.b.scale))) return s;
+  if (dtype_is_fp4(p.a.dtype) && !(s = check_fp4_layout(p.a.stride_col, p.a.stride_row, p.m, p.a.batch_stride, "A")))
+    return s;
+  if (dtype_is_fp4(p.b.dtype) && !(s = check_fp4_layout(p.b.stride_row, p.b.stride_col, p.n, p.b.batch_stride, "B")))
+    return s;
   if (!(kOutputDtypes & (1u << p.d.dtype)))
     return error(StatusCode::unsupported, std::string("output dtype ") + og_dtype_name(p.d.dtype) +
                                               " is not supported; outputs are f32, f16, bf16");
@@ -272,6 +302,7 @@ Status validate(const og_gemm_desc& desc, Problem& p) {
     if (!x.o->present) continue;
     if (!(s = check_memory(x.o->mem, x.name, x.o->dtype))) return s;
     if (!(s = check_extent(*x.o, p.batch, x.name))) return s;
+    if (x.o->scale.present() && !(s = check_block_scale_memory(x.o->scale, p.batch, x.name))) return s;
   }
   Operand bias_op;  // the bias vector as a 1 x len operand, for the memory and aliasing checks
   if (p.bias_mode != OG_BIAS_NONE) {
@@ -289,7 +320,7 @@ Status validate(const og_gemm_desc& desc, Problem& p) {
 
   // Memory kinds must agree: one GEMM runs on one backend's memory.
   for (const Operand* o : {&p.a, &p.b, &p.c, &bias_op})
-    if (o->present && o->mem.kind != p.d.mem.kind)
+    if (o->present && (o->mem.kind != p.d.mem.kind || (o->scale.present() && o->scale.mem.kind != p.d.mem.kind)))
       return invalid("operands live in different kinds of memory (all must be host, CUDA, HIP or Vulkan alike)");
 
   if (!(s = check_workspace(desc, p, bias_op))) return s;
@@ -298,6 +329,10 @@ Status validate(const og_gemm_desc& desc, Problem& p) {
   const ByteRange d_range = byte_range(p.d, p.batch);
   if (p.a.present && overlaps(d_range, byte_range(p.a, p.batch))) return invalid("D overlaps A in memory");
   if (p.b.present && overlaps(d_range, byte_range(p.b, p.batch))) return invalid("D overlaps B in memory");
+  if (p.a.present && p.a.scale.present() && overlaps(d_range, scale_range(p.a, p.batch)))
+    return invalid("D overlaps A's scales in memory");
+  if (p.b.present && p.b.scale.present() && overlaps(d_range, scale_range(p.b, p.batch)))
+    return invalid("D overlaps B's scales in memory");
   if (bias_op.present && overlaps(d_range, byte_range(bias_op, p.batch))) return invalid("D overlaps bias in memory");
   if (p.c.present && overlaps(d_range, byte_range(p.c, p.batch))) {
     const bool same_view = p.c.mem.kind == p.d.mem.kind && p.c.mem.ptr == p.d.mem.ptr &&
@@ -319,6 +354,15 @@ Status check_backend_support(const Backend& be, const Problem& p, bool host_stag
   if (!(be.output_dtypes() & (1u << p.d.dtype)))
     return error(StatusCode::unsupported, "backend " + bname + " does not write " + og_dtype_name(p.d.dtype) +
                                               "; its output dtypes are: " + dtype_list(be.output_dtypes()));
+  for (const Operand* o : {&p.a, &p.b})
+    if (o->scale.present() && !(be.scale_modes() & (1u << o->scale.mode))) {
+      std::string modes;
+      for (int m = 1; m < OG_SCALE_MODE_COUNT; ++m)
+        if (be.scale_modes() & (1u << m)) modes += std::string(modes.empty() ? "" : ", ") + og_scale_mode_name(og_scale_mode(m));
+      return error(StatusCode::unsupported, "backend " + bname + " does not run block scales " +
+                                                og_scale_mode_name(o->scale.mode) + " (" + og_dtype_name(o->dtype) +
+                                                "); its block-scale modes: " + (modes.empty() ? "none" : modes));
+    }
   if (!host_staging && !p.empty() && !(be.memory_kinds() & (1u << p.d.mem.kind)))
     return invalid("backend " + bname + " cannot use this memory kind; use og_gemm_host for host pointers "
                    "or pass memory of the context's backend");

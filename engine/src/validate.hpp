@@ -16,6 +16,14 @@ namespace omnigemm::detail {
 // alignment, output aliasing an input, epilogue fields and a forced config's syntax.
 Status validate(const og_gemm_desc& desc, Problem& out);
 
+// One matrix view folded into an Operand (sizes, layout, ld, transpose: op() applied; the
+// scales are resolved separately); is_output forbids a transposed view.
+Status fold_view(const og_matrix& v, const char* name, bool is_output, Operand& o);
+// o's memory: kind, null, element alignment and extent over `batches`; its scale tensor's too.
+Status check_operand_memory(const Operand& o, int64_t batches, const char* name);
+// Whether the bytes of x (its elements, or its scales when x_scales) and of y overlap.
+bool operands_overlap(const Operand& x, bool x_scales, const Operand& y, bool y_scales, int64_t batches);
+
 // The backend-dependent part: memory kinds (unless the engine stages host memory itself),
 // dtype combinations, then backend.check_problem().
 Status check_backend_support(const Backend& backend, const Problem& p, bool host_staging = false);

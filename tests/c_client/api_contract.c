@@ -2,10 +2,12 @@
  * the shared library like any client). Each check names the header's sentence it tests:
  * og_matrix_make's layouts, one status per fault for dtypes, the zero-filled descriptor, the
  * documented limits (sizes and batch_count up to 2^31-1, alignment = element size, batch strides
- * >= 0, K = 0 and M = 0, C's dtype apart from D's, transpose 0 or 1) and NULL options.
+ * >= 0, K = 0 and M = 0, C's dtype apart from D's, transpose 0 or 1), NULL options, and
+ * blockscaled.h from C (quantisation, packed scales, a block-scaled GEMM).
  * Inputs are random (the seed is printed; OMNIGEMM_TEST_SEED replays it), outputs are poisoned
  * with NaN first and every element is compared with a double-precision loop. */
 #include <math.h>
+#include <omnigemm/blockscaled.h>
 #include <omnigemm/omnigemm.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,7 +66,8 @@ static void matrix_make(og_context* ctx) {
   EXPECT(r.ld == 3 && c.ld == 5 && z.ld == 1, "ld row-major %lld, column-major %lld, empty %lld", (long long)r.ld,
          (long long)c.ld, (long long)z.ld);
   EXPECT(r.rows == 5 && r.cols == 3 && c.layout == OG_COL_MAJOR && c.dtype == OG_DTYPE_F16, "shape/layout/dtype kept");
-  EXPECT(c.transpose == 0 && c.batch_stride == 0 && c.mem.kind == OG_MEMORY_NONE && c.scale.kind == OG_MEMORY_NONE,
+  EXPECT(c.transpose == 0 && c.batch_stride == 0 && c.mem.kind == OG_MEMORY_NONE && c.scale.mem.kind == OG_MEMORY_NONE &&
+             c.scale.global == 1.0f,
          "not transposed, no batch stride, no memory");
 
   enum { M = 17, N = 11, K = 23 };
@@ -118,13 +121,15 @@ static void dtype_statuses(og_context* ctx) {
   EXPECT(r == OG_ERROR_INVALID_ARGUMENT && message_has("unknown dtype 99"), "og_gemm with A dtype 99: %s: %s",
          og_status_name(r), og_last_error_message());
 
-  /* Known but not runnable: a block-scaled input, an fp8 output. */
-  q = og_context_check_dtypes(ctx, OG_DTYPE_MXFP4, OG_DTYPE_MXFP4, OG_DTYPE_F32);
+  /* Block-scaled inputs run on the CPU backend, but need their scale tensors; an fp8 output is
+   * known but not runnable. */
+  q = og_context_check_dtypes(ctx, OG_DTYPE_MXFP8, OG_DTYPE_MXFP8, OG_DTYPE_F32);
   bad = g;
-  bad.a.dtype = bad.b.dtype = OG_DTYPE_MXFP4;
+  bad.a.dtype = bad.b.dtype = OG_DTYPE_MXFP8;
   r = og_gemm(ctx, &bad);
-  EXPECT(q == OG_ERROR_UNSUPPORTED && r == OG_ERROR_UNSUPPORTED, "mxfp4 inputs: check_dtypes %s, og_gemm %s",
-         og_status_name(q), og_status_name(r));
+  EXPECT(q == OG_OK && r == OG_ERROR_INVALID_ARGUMENT && message_has("scales"),
+         "mxfp8 inputs without scales: check_dtypes %s, og_gemm %s: %s", og_status_name(q), og_status_name(r),
+         og_last_error_message());
   q = og_context_check_dtypes(ctx, OG_DTYPE_F16, OG_DTYPE_F16, OG_DTYPE_FP8_E4M3);
   bad = g;
   bad.d.dtype = OG_DTYPE_FP8_E4M3;
@@ -305,6 +310,73 @@ static void k_zero_m_zero_mixed_c(og_context* ctx) {
          og_status_name(s), og_last_error_message(), err, unwritten);
 }
 
+/* blockscaled.h from C: an mxfp8 A (2 x 64) quantised on the host with OCP's scale choice
+ * (2^(floor(log2 amax) - 8)) and its packed scales' geometry; then an mxfp8 x mxfp8 GEMM on the
+ * CPU equals the product of the dequantised operands. */
+static void block_scaled(og_context* ctx) {
+  float src[2 * 64], deq[2 * 64], bsrc[64 * 3], bdeq[64 * 3], d[2 * 3], out;
+  uint8_t q[2 * 64], qb[64 * 3], scales[512], bscales[512];
+  int i, j, k, unwritten = 0;
+  for (i = 0; i < 2 * 64; ++i) src[i] = draw() + 0.5f;
+  src[5] = 3.0f; /* row 0, block 0: amax 3 -> 2^(1 - 8) */
+  for (i = 0; i < 32; ++i) src[64 + i] = 0.25f * (i % 2 ? 1.0f : -1.0f); /* row 1, block 0: amax 0.25 -> 2^(-2 - 8) */
+  for (i = 0; i < 64 * 3; ++i) bsrc[i] = draw();
+  og_matrix s = og_matrix_make(2, 64, OG_DTYPE_F32, OG_ROW_MAJOR);
+  s.mem = og_memory_host(src);
+  og_matrix a = og_matrix_make(2, 64, OG_DTYPE_MXFP8, OG_ROW_MAJOR);
+  a.mem = og_memory_host(q);
+  a.scale.layout = OG_SCALE_PACKED;
+  og_scale_info info;
+  og_status st = og_scale_info_get(&a, OG_OPERAND_A, &info);
+  EXPECT(st == OG_OK && info.bytes == 512 && info.stored_rows == 128 && info.stored_cols == 4 && info.block_k == 32,
+         "mxfp8 2 x 64 packed scale info: %s, %lld bytes", og_status_name(st), (long long)info.bytes);
+  a.scale.mem = og_memory_host(scales);
+  memset(scales, 0xab, sizeof scales);
+  st = og_quantize_host(&s, &a, OG_OPERAND_A);
+  EXPECT(st == OG_OK && scales[0] == 127 + 1 - 8 && scales[16] == 127 - 2 - 8 && scales[2] == 0 && scales[511] == 0,
+         "mxfp8 quantisation: %s: %s; scales %d %d, padding %d %d", og_status_name(st), og_last_error_message(), scales[0],
+         scales[16], scales[2], scales[511]);
+  og_matrix dq = og_matrix_make(2, 64, OG_DTYPE_F32, OG_ROW_MAJOR);
+  dq.mem = og_memory_host(deq);
+  st = og_dequantize_host(&a, &dq, OG_OPERAND_A);
+  EXPECT(st == OG_OK && deq[5] == 3.0f && deq[64] == -0.25f, "mxfp8 dequantisation: %s, %g %g", og_status_name(st), deq[5], deq[64]);
+  /* B: op(B) = 64 x 3, held 3 x 64 row-major and transposed, row-major scales. */
+  og_matrix bs = og_matrix_make(3, 64, OG_DTYPE_F32, OG_ROW_MAJOR);
+  bs.mem = og_memory_host(bsrc);
+  bs.transpose = 1;
+  og_matrix b = og_matrix_make(3, 64, OG_DTYPE_MXFP8, OG_ROW_MAJOR);
+  b.transpose = 1;
+  b.mem = og_memory_host(qb);
+  b.scale.mem = og_memory_host(bscales);
+  og_matrix bd = og_matrix_make(64, 3, OG_DTYPE_F32, OG_COL_MAJOR);
+  bd.mem = og_memory_host(bdeq);
+  st = og_quantize_host(&bs, &b, OG_OPERAND_B);
+  if (st == OG_OK) st = og_dequantize_host(&b, &bd, OG_OPERAND_B);
+  EXPECT(st == OG_OK, "mxfp8 B: %s: %s", og_status_name(st), og_last_error_message());
+  og_gemm_desc g;
+  og_gemm_desc_init(&g);
+  g.a = a;
+  g.b = b;
+  g.d = og_matrix_make(2, 3, OG_DTYPE_F32, OG_ROW_MAJOR);
+  g.d.mem = og_memory_host(d);
+  for (i = 0; i < 6; ++i) d[i] = NAN;
+  st = og_gemm(ctx, &g);
+  double worst = 0;
+  for (i = 0; i < 2; ++i)
+    for (j = 0; j < 3; ++j) {
+      double acc = 0, mag = 0;
+      for (k = 0; k < 64; ++k) {
+        acc += (double)deq[i * 64 + k] * bdeq[j * 64 + k];
+        mag += fabs((double)deq[i * 64 + k] * bdeq[j * 64 + k]);
+      }
+      out = d[i * 3 + j];
+      if (isnan(out)) ++unwritten;
+      else if (fabs(out - acc) / mag > worst) worst = fabs(out - acc) / mag;
+    }
+  EXPECT(st == OG_OK && unwritten == 0 && worst < 1e-6, "mxfp8 GEMM: %s: %s, error %.3g, %d NaN", og_status_name(st),
+         og_last_error_message(), worst, unwritten);
+}
+
 int main(void) {
   const char* replay = getenv("OMNIGEMM_TEST_SEED");
   rng_state = replay ? (unsigned)strtoul(replay, NULL, 10) : (unsigned)time(NULL);
@@ -335,6 +407,7 @@ int main(void) {
   }
   matrix_make(ctx);
   dtype_statuses(ctx);
+  block_scaled(ctx);
   zero_filled_descriptor(ctx);
   limits(ctx);
   k_zero_m_zero_mixed_c(ctx);

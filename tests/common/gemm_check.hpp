@@ -156,8 +156,8 @@ inline Reference reference_gemm(const HostMatrix& A, const HostMatrix& B, const 
     auto rows = [&](int64_t first, int64_t step) {
       for (int64_t i = first; i < M; i += step)
         for (int64_t j = 0; j < N; ++j) {
-          const double* a_row = &a_op[size_t(i * K)];
-          const double* b_col = &bt_op[size_t(j * K)];
+          const double* a_row = a_op.data() + i * K;  // (K = 0: empty vectors, no element to bind)
+          const double* b_col = bt_op.data() + j * K;
           double acc = 0;
           for (int64_t k = 0; k < K; ++k) acc += a_row[k] * b_col[k];
           const bool has_c = C && e.beta != 0.0f, has_bias = bias && e.bias_mode != BiasMode::none;

@@ -48,7 +48,12 @@ TEST_CASE("c api: init functions fill the documented defaults") {
   CHECK(rm.ld == 7);
   CHECK(rm.dtype == OG_DTYPE_BF16);
   CHECK(rm.mem.kind == OG_MEMORY_NONE);
-  CHECK(rm.scale.kind == OG_MEMORY_NONE);
+  CHECK(rm.scale.mem.kind == OG_MEMORY_NONE);
+  CHECK(rm.scale.mode == OG_SCALE_MODE_DEFAULT);
+  CHECK(rm.scale.layout == OG_SCALE_ROW_MAJOR);
+  CHECK(rm.scale.ld == 0);
+  CHECK(rm.scale.batch_stride == 0);
+  CHECK(rm.scale.global == 1.0f);
   const og_matrix cm = og_matrix_make(5, 7, OG_DTYPE_F16, OG_COL_MAJOR);
   CHECK(cm.layout == OG_COL_MAJOR);
   CHECK(cm.ld == 5);  // column-major: the contiguous extent is the row count

@@ -286,12 +286,19 @@ TEST_CASE("validation: C identical to D with batches and an activation runs in p
       }
 }
 
-TEST_CASE("validation: block-scaled and fp8-output dtypes are unsupported with a list of what is") {
-  for (og_dtype bs : {OG_DTYPE_MXFP8, OG_DTYPE_MXFP4, OG_DTYPE_NVFP4}) {
+TEST_CASE("validation: block-scaled inputs need their layout and scales; fp8 outputs are unsupported") {
+  // B is row-major (K strided): fp4 needs K contiguous; mxfp8 takes any strides but needs scales.
+  for (og_dtype bs : {OG_DTYPE_MXFP4, OG_DTYPE_NVFP4}) {
     Case f;
     f.g.b.dtype = bs;
     CAPTURE(og_dtype_name(bs));
-    f.expect(OG_ERROR_UNSUPPORTED, {og_dtype_name(bs), "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2"});
+    f.expect(OG_ERROR_INVALID_ARGUMENT, {"B", "fp4", "K must be the contiguous dimension"});
+  }
+  for (og_dtype bs : {OG_DTYPE_MXFP8, OG_DTYPE_MXFP8_E5M2}) {
+    Case f;
+    f.g.b.dtype = bs;
+    CAPTURE(og_dtype_name(bs));
+    f.expect(OG_ERROR_INVALID_ARGUMENT, {"B scales", "no memory"});
   }
   for (og_dtype out : {OG_DTYPE_FP8_E4M3, OG_DTYPE_FP8_E5M2}) {
     Case f;
@@ -420,7 +427,7 @@ TEST_CASE("validation: the C++ API reports the same errors with messages") {
   g.d.raw.dtype = OG_DTYPE_FP8_E4M3;
   s = ctx->run(g);
   CHECK(s.code == StatusCode::unsupported);
-  Status ds = ctx->check_dtypes(Dtype::nvfp4, Dtype::nvfp4, Dtype::f32);
+  Status ds = ctx->check_dtypes(Dtype::f16, Dtype::f16, Dtype::nvfp4);
   CHECK(ds.code == StatusCode::unsupported);
   CHECK(ds.message.find("f16") != std::string::npos);
   int dummy = 0;
@@ -439,5 +446,6 @@ TEST_CASE("validation: the C++ API reports the same errors with messages") {
   REQUIRE(caps.ok());
   CHECK(caps->accepts_input(Dtype::fp8_e5m2));
   CHECK_FALSE(caps->accepts_output(Dtype::fp8_e5m2));
-  CHECK_FALSE(caps->accepts_input(Dtype::mxfp4));
+  CHECK(caps->accepts_input(Dtype::mxfp4));  // block-scaled inputs: the cpu.blockscaled family
+  CHECK_FALSE(caps->accepts_output(Dtype::mxfp4));
 }

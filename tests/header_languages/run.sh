@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ctest "header_languages": the tile scheduler and epilogue headers must compile as C++ (the
-# core tests do that), CUDA, HIP and GLSL. A language whose compiler is missing here is reported
+# ctest "header_languages": the tile scheduler, epilogue and block-format headers must compile as
+# C++ (the core tests do that), CUDA, HIP and GLSL. A language whose compiler is missing here is reported
 # by name as SKIPPED; every compiler that is present must accept it.
 #   usage: run.sh <include dir> <this dir>
 set -uo pipefail

@@ -37,22 +37,32 @@ void VulkanFamily::plan_common(const Problem& p, const Config& c, VulkanLaunch& 
   pc.m = uint32_t(p.m);
   pc.n = uint32_t(p.n);
   pc.k = uint32_t(p.k);
-  pc.num_pid_m = tiles_m;
-  pc.num_pid_n = tiles_n;
-  // Strides and offsets in elements (check_problem keeps every index within 32 bits).
+  // Strides and offsets in elements (check_problem keeps every index within 32 bits; an fp4
+  // element's index is twice its byte's, plus its nibble).
   auto strides = [](const Operand& o, uint32_t& sr, uint32_t& sc, uint32_t& bs, uint32_t& off) {
     sr = uint32_t(o.stride_row);
     sc = uint32_t(o.stride_col);
     bs = uint32_t(o.batch_stride);
-    off = o.present ? uint32_t(o.mem.offset / uint64_t(dtype_bytes(o.dtype))) : 0;
+    off = !o.present ? 0 : dtype_is_fp4(o.dtype) ? uint32_t(o.mem.offset * 2) : uint32_t(o.mem.offset / uint64_t(dtype_bytes(o.dtype)));
   };
+  // Scale tensors: offsets in scales of their 8- or 32-bit view.
+  auto scales = [](const Operand& o, uint32_t& off, uint32_t& ld, uint32_t& bs) {
+    if (!o.present || !o.scale.present()) return;
+    off = uint32_t(o.scale.mem.offset / uint64_t(o.scale.bytes));
+    ld = uint32_t(o.scale.ld);
+    bs = uint32_t(o.scale.batch_stride);
+  };
+  scales(p.a, pc.as_off, pc.as_ld, pc.as_bs);
+  scales(p.b, pc.bs_off, pc.bs_ld, pc.bs_bs);
   strides(p.a, pc.a_sr, pc.a_sc, pc.a_bs, pc.a_off);
   strides(p.b, pc.b_sr, pc.b_sc, pc.b_bs, pc.b_off);
   strides(p.c, pc.c_sr, pc.c_sc, pc.c_bs, pc.c_off);
   strides(p.d, pc.d_sr, pc.d_sc, pc.d_bs, pc.d_off);
   pc.bias_bs = uint32_t(p.bias_batch_stride);
   pc.bias_off = p.bias_mode != OG_BIAS_NONE ? uint32_t(p.bias.offset / uint64_t(dtype_bytes(p.bias_dtype))) : 0;
-  pc.alpha = p.alpha;
+  // The per-tensor factors of block-scaled operands multiply every product: folded into alpha
+  // (within an f32 rounding of the reference's per-element factor).
+  pc.alpha = p.alpha * (p.a.scale.present() ? p.a.scale.global : 1.0f) * (p.b.scale.present() ? p.b.scale.global : 1.0f);
   pc.beta = p.beta;
   pc.slope = p.leaky_slope;
 }
@@ -75,6 +85,7 @@ void VulkanFamily::summarize_common(const VulkanLaunch& l, PlanSummary& out) con
 }
 
 int coopmat_mul_type(const Problem& p) {
+  if (p.a.scale.present() || p.b.scale.present()) return -1;
   const bool bf16 = p.a.dtype == OG_DTYPE_BF16 || p.b.dtype == OG_DTYPE_BF16;
   for (og_dtype t : {p.a.dtype, p.b.dtype})
     if (t != OG_DTYPE_FP8_E4M3 && t != OG_DTYPE_FP8_E5M2 && t != (bf16 ? OG_DTYPE_BF16 : OG_DTYPE_F16)) return -1;
@@ -82,6 +93,9 @@ int coopmat_mul_type(const Problem& p) {
 }
 
 Status coopmat_dtype_refusal(const Problem& p) {
+  if (p.a.scale.present() || p.b.scale.present())
+    return error(StatusCode::unsupported, "block-scaled operands (" + std::string(og_dtype_name(p.a.dtype)) + " x " +
+                                              og_dtype_name(p.b.dtype) + ") run on the portable family, dequantised on load");
   return error(StatusCode::unsupported, std::string("inputs must be f16, bf16 or fp8 (one 16-bit type, fp8 converted exactly), not ") +
                                             og_dtype_name(p.a.dtype) + " x " + og_dtype_name(p.b.dtype) +
                                             "; f32 and mixed f16/bf16 inputs run on the portable family");

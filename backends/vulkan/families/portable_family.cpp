@@ -1,4 +1,5 @@
-// vulkan.portable: gemm_portable.comp on any Vulkan 1.2 device, every input dtype.
+// vulkan.portable: gemm_portable.comp on any Vulkan 1.2 device, every input dtype, block-scaled
+// ones dequantised on load.
 #include <string>
 
 #include "../vulkan_backend.hpp"
@@ -48,6 +49,11 @@ CostHints PortableFamily::hints(const Problem&, const Config&) const {
 Status PortableFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out) const {
   if (Status s = can_implement(p, c); !s) return s;
   plan_common(p, c, out);
+  // Block scales (block_scales.glsl, ids 12..15): mode and layout per operand, 0 when none.
+  const uint32_t scales[4] = {uint32_t(p.a.scale.mode), uint32_t(p.a.scale.layout), uint32_t(p.b.scale.mode),
+                              uint32_t(p.b.scale.layout)};
+  for (int i = 0; i < 4; ++i) out.spec.values[12 + i] = scales[i];
+  out.spec.count = 16;
   out.shader = Shader::portable;
   out.shared_bytes = int64_t(4) * c.block_k * (c.block_m + c.block_n);  // a_tile + b_tile, f32
   return {};
@@ -58,6 +64,7 @@ void PortableFamily::summarize(const VulkanLaunch& l, PlanSummary& out) const {
   const uint32_t cols = l.spec.values[1] / kThreadN, rows = l.threads / cols;
   out.notes += "; " + std::to_string(rows) + "x" + std::to_string(cols) + " threads of " + std::to_string(l.spec.values[0] / rows) + "x" +
                std::to_string(kThreadN) + " outputs each, f32 FMAs";
+  if (l.spec.values[12] || l.spec.values[14]) out.notes += "; block-scaled operands dequantised on load";
 }
 
 }  // namespace omnigemm::detail::vulkan

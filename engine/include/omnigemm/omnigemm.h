@@ -23,6 +23,10 @@
  *   - D is f32, f16 or bf16, and so is C (read when beta != 0), whose dtype may differ from D's
  *     (another dtype: OG_ERROR_UNSUPPORTED); D must not overlap A, B, bias, or C unless C is
  *     exactly the same view (in place);
+ *   - a block-scaled A or B (omnigemm/blockscaled.h) has a scale mode its dtype allows, a scale
+ *     tensor in the operand's kind of memory, aligned to its scale size, with a valid layout and
+ *     ld, and fp4 elements contiguous along K; D must not overlap a scale tensor. A backend
+ *     without the format or scale mode answers OG_ERROR_UNSUPPORTED;
  *   - a workspace, when given, is memory of the context's backend, its address a multiple of 256
  *     bytes, overlapping no operand, and at least og_gemm_workspace_size bytes.
  * The same call on the same device gives bitwise-identical D run after run (split-K included).
@@ -66,12 +70,16 @@ typedef enum og_dtype {
   OG_DTYPE_BF16 = 2,
   OG_DTYPE_FP8_E4M3 = 3, /* OCP e4m3fn: max 448, NaN only S.1111.111, no infinities */
   OG_DTYPE_FP8_E5M2 = 4, /* IEEE-like: max 57344, has inf and NaN */
-  /* Block-scaled formats: declared, implemented by the block-scaled work (see README). */
+  /* Block-scaled formats (inputs only; their scales are og_matrix.scale, see og_scales and
+   * omnigemm/blockscaled.h). fp8_e4m3 / fp8_e5m2 with a VEC128_F32 or BLK128x128_F32 scale
+   * mode are the 128-blockwise fp8 format. */
   OG_DTYPE_MXFP8 = 5,    /* e4m3 elements, one E8M0 scale per 32 elements along K */
-  OG_DTYPE_MXFP4 = 6,    /* e2m1 elements (2 per byte), one E8M0 scale per 32 along K */
-  OG_DTYPE_NVFP4 = 7     /* e2m1 elements (2 per byte), one e4m3 scale per 16 along K */
+  OG_DTYPE_MXFP4 = 6,    /* e2m1 elements (2 per byte, along K), one E8M0 scale per 32 along K */
+  OG_DTYPE_NVFP4 = 7,    /* e2m1 elements (2 per byte, along K), one e4m3 scale per 16 along K,
+                            times the tensor's f32 factor og_scales.global */
+  OG_DTYPE_MXFP8_E5M2 = 8 /* e5m2 elements, one E8M0 scale per 32 elements along K */
 } og_dtype;
-#define OG_DTYPE_COUNT 8
+#define OG_DTYPE_COUNT 9
 
 typedef enum og_backend {
   OG_BACKEND_AUTO = 0, /* fastest available: CUDA, then HIP, then Vulkan, then CPU */
@@ -116,12 +124,46 @@ typedef struct og_memory {
   uint64_t offset;
 } og_memory;
 
+/* Block scales (omnigemm/blockscaled.h has the formats, quantisation and sizes). */
+typedef enum og_scale_mode {
+  OG_SCALE_MODE_DEFAULT = 0,       /* the dtype's own: none for f32 .. fp8_e5m2, VEC32_UE8M0 for
+                                      the mx dtypes, VEC16_UE4M3 for nvfp4 */
+  OG_SCALE_MODE_VEC32_UE8M0 = 1,   /* mxfp8, mxfp8_e5m2, mxfp4: E8M0 per 1 x 32 along K */
+  OG_SCALE_MODE_VEC16_UE4M3 = 2,   /* nvfp4: e4m3 per 1 x 16 along K */
+  OG_SCALE_MODE_VEC128_F32 = 3,    /* fp8_e4m3 / fp8_e5m2: f32 per 1 x 128 (one row of M or N,
+                                      128 along K); cuBLASLt's VEC128_32F */
+  OG_SCALE_MODE_BLK128x128_F32 = 4 /* fp8_e4m3 / fp8_e5m2: f32 per 128 x 128 (128 rows of M or N,
+                                      128 along K); cuBLASLt's BLK128x128_32F */
+} og_scale_mode;
+#define OG_SCALE_MODE_COUNT 5
+
+/* How a scale tensor of R x C scales is stored, R being the rows of M (for A) or N (for B) it
+ * covers (M or N, or ceil(M/128) / ceil(N/128) for BLK128x128) and C = ceil(K / block) along K. */
+typedef enum og_scale_layout {
+  OG_SCALE_ROW_MAJOR = 0, /* scale (r, c) at r * ld + c; ld >= C (0: C). The linear (M, K/VEC) */
+  OG_SCALE_COL_MAJOR = 1, /* scale (r, c) at c * ld + r; ld >= R (0: R). cuBLASLt's VEC128_32F */
+  OG_SCALE_PACKED = 2     /* 1-byte scales only: 512-byte tiles of 128 rows x 4 columns, R padded
+                             to 128 and C to 4 (omnigemm/block_formats.h); ld unused */
+} og_scale_layout;
+
+typedef struct og_scales {
+  og_memory mem;          /* the scale tensor, in the operand's kind of memory */
+  og_scale_mode mode;
+  og_scale_layout layout;
+  int64_t ld;             /* in scales; 0: the smallest valid (see og_scale_layout) */
+  int64_t batch_stride;   /* scales between consecutive batches' tensors (0: shared) */
+  float global;           /* per-tensor factor every dequantised element is multiplied by (nvfp4's
+                             global scale; og_matrix_make sets 1); positive and finite */
+} og_scales;
+
 /* A strided matrix view of `rows x cols` stored elements. Element (r, c) lives at
  *   row-major: r * ld + c      column-major: r + c * ld      (in elements)
  * from mem's address. `transpose` (0 or 1) makes the GEMM use the view's transpose: for A,
  * op(A) = A^T when set, so the view is then K x M. batch_stride (>= 0) is the element distance
- * between consecutive batches (0 broadcasts one matrix to all batches). `scale` is only used by
- * block-scaled dtypes. */
+ * between consecutive batches (0 broadcasts one matrix to all batches). `scale` is used only by
+ * block-scaled operands (a block-scaled dtype, or fp8 with a 128-blockwise scale mode); fp4
+ * dtypes hold two elements per byte along K, the lower-indexed one in the low nibble, so their
+ * K stride must be 1 and ld, batch_stride even. */
 typedef struct og_matrix {
   int64_t rows;
   int64_t cols;
@@ -131,7 +173,7 @@ typedef struct og_matrix {
   og_dtype dtype;
   og_memory mem;
   int64_t batch_stride;
-  og_memory scale;
+  og_scales scale;
 } og_matrix;
 
 typedef struct og_epilogue {
@@ -209,7 +251,8 @@ OG_API void og_context_options_init(og_context_options* options);
 OG_API void og_gemm_desc_init(og_gemm_desc* desc);
 /* A packed `rows x cols` view in the given layout: ld = cols for OG_ROW_MAJOR, ld = rows for
  * OG_COL_MAJOR (at least 1 either way); not transposed, batch_stride 0, no memory (kind
- * OG_MEMORY_NONE: set .mem). The arguments are stored as given; og_gemm checks them. */
+ * OG_MEMORY_NONE: set .mem), scales: mode DEFAULT, row-major, ld 0, global 1, no memory. The
+ * arguments are stored as given; og_gemm checks them. */
 OG_API og_matrix og_matrix_make(int64_t rows, int64_t cols, og_dtype dtype, og_layout layout);
 /* Host memory at ptr, offset 0. */
 OG_API og_memory og_memory_host(const void* ptr);
@@ -249,6 +292,8 @@ typedef struct og_capabilities {
   int compute_units;        /* SMs / CUs / CPU threads */
   int64_t l2_bytes;         /* last-level cache shared by the compute units (0: unknown) */
   double clock_ramp_ms;     /* how long to keep the device busy before timings mean anything */
+  uint32_t scale_modes;     /* bit (1 << og_scale_mode) set for each accepted scale mode
+                               (OG_SCALE_MODE_DEFAULT: the plain and block-scaled dtypes' own) */
 } og_capabilities;
 OG_API og_status og_context_capabilities(const og_context* ctx, og_capabilities* out);
 /* Is this backend compiled in and does it find a device? (Does not keep a context.) */

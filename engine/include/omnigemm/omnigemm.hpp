@@ -43,7 +43,18 @@ enum class Dtype : int {
   mxfp8 = OG_DTYPE_MXFP8,
   mxfp4 = OG_DTYPE_MXFP4,
   nvfp4 = OG_DTYPE_NVFP4,
+  mxfp8_e5m2 = OG_DTYPE_MXFP8_E5M2,
 };
+
+// Block scales of an operand (og_scales; omnigemm/blockscaled.h has the formats).
+enum class ScaleMode : int {
+  dtype_default = OG_SCALE_MODE_DEFAULT,
+  vec32_ue8m0 = OG_SCALE_MODE_VEC32_UE8M0,
+  vec16_ue4m3 = OG_SCALE_MODE_VEC16_UE4M3,
+  vec128_f32 = OG_SCALE_MODE_VEC128_F32,
+  blk128x128_f32 = OG_SCALE_MODE_BLK128x128_F32,
+};
+enum class ScaleLayout : int { row_major = OG_SCALE_ROW_MAJOR, col_major = OG_SCALE_COL_MAJOR, packed = OG_SCALE_PACKED };
 
 enum class Backend : int {
   automatic = OG_BACKEND_AUTO,
@@ -106,7 +117,16 @@ struct Matrix {
   Matrix& ld(int64_t v) { raw.ld = v; return *this; }
   Matrix& transposed(bool t = true) { raw.transpose = t ? 1 : 0; return *this; }
   Matrix& batch_stride(int64_t s) { raw.batch_stride = s; return *this; }
-  Matrix& scale(Memory m) { raw.scale = m.raw; return *this; }
+  // Block scales (block-scaled operands): the tensor's memory, layout and ld (0: the smallest).
+  Matrix& scale(Memory m, ScaleLayout layout = ScaleLayout::row_major, int64_t ld = 0) {
+    raw.scale.mem = m.raw;
+    raw.scale.layout = static_cast<og_scale_layout>(layout);
+    raw.scale.ld = ld;
+    return *this;
+  }
+  Matrix& scale_mode(ScaleMode m) { raw.scale.mode = static_cast<og_scale_mode>(m); return *this; }
+  Matrix& scale_batch_stride(int64_t s) { raw.scale.batch_stride = s; return *this; }
+  Matrix& global_scale(float g) { raw.scale.global = g; return *this; }
 };
 
 struct Epilogue {
