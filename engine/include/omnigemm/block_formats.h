@@ -38,24 +38,7 @@
 #ifndef OMNIGEMM_BLOCK_FORMATS_H
 #define OMNIGEMM_BLOCK_FORMATS_H
 
-#if defined(GL_core_profile) || defined(GL_ES) || defined(VULKAN)
-#define OG_GLSL 1
-#endif
-
-/* The language shims, as in tile_schedule.h (whichever header comes first defines them). */
-#ifndef OG_FUNC
-#ifdef OG_GLSL
-#define OG_FUNC
-#define OG_OUT(T) out T
-#else
-#if defined(__CUDACC__) || defined(__HIP__) || defined(__HIPCC__)
-#define OG_FUNC static inline __host__ __device__
-#else
-#define OG_FUNC static inline
-#endif
-#define OG_OUT(T) T&
-#endif
-#endif
+#include "lang.h"
 
 #ifdef OG_GLSL
 #ifndef og_uint
