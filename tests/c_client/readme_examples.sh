@@ -2,7 +2,7 @@
 # ctest "readme_examples": the complete programs in README.md (its ```c and ```cpp blocks that
 # define main) compile with -Wall -Wextra -Werror against the public headers, link to the shared
 # library and run successfully (each checks its own result and exits non-zero on a mismatch).
-#   usage: readme_examples.sh <README.md> <include dir> <dir of libomnigemm.so> <C compiler> <C++ compiler>
+#   usage: readme_examples.sh <README.md> <include dir> <dir of libomnigemm.so> <C compiler> <C++ compiler> [<programs expected, default 2>]
 set -euo pipefail
 readme="$1"; include="$2"; libdir="$3"; cc="$4"; cxx="$5"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
@@ -25,5 +25,6 @@ for f in "$work"/example_*; do
   echo "readme_examples: $(basename "$f") compiled warning-free; running:"
   "$f.bin"
 done
-[ "$count" -ge 2 ] || { echo "readme_examples: expected a C and a C++ program in $readme, found $count"; exit 1; }
+expected="${6:-2}"
+[ "$count" -ge "$expected" ] || { echo "readme_examples: expected $expected programs in $readme, found $count"; exit 1; }
 echo "readme_examples: $count programs compiled and ran"
