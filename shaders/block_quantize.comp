@@ -143,7 +143,7 @@ void dequantize_element(uint i) {
   const uint at = p.e_off + r * p.e_sr + c * p.e_sk;
   const uint code = fp4() ? (uint(e8[at >> 1]) >> ((at & 1u) * 4u)) & 15u : uint(e8[at]);
   const uint si = scale_at(SCALE_MODE == 4u ? r / 128u : r, c / block_k());
-  const float e = og_bf_float(og_bf_elem_bits(element_format(), code));
+  const float e = og_bits_float(og_bf_elem_bits(element_format(), code));
   float v;
   if (SCALE_MODE == 1u) {  // a power of two, as an exponent: a 2^-127 scale is no subnormal input
     const uint sbits = uint(s8[si]);

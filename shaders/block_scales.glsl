@@ -36,7 +36,7 @@ uint scale_index(uint mode, uint layout_, uint off, uint ld, uint bs, uint batch
 // E8M0 scales apply as an exponent (ldexp), so a 2^-127 scale is never an f32 subnormal input.
 float dequantize_on_load(uint type, uint code, uint mode, uint sbits) {
   const int elem = (type == 3u || type == 5u) ? OG_BF_ELEM_E4M3 : ((type == 4u || type == 8u) ? OG_BF_ELEM_E5M2 : OG_BF_ELEM_E2M1);
-  const float v = og_bf_float(og_bf_elem_bits(elem, code));
+  const float v = og_bits_float(og_bf_elem_bits(elem, code));
   if (mode == 1u) return sbits == 255u ? uintBitsToFloat(0x7fc00000u) : ldexp(v, int(sbits) - 127);
   if (mode == 2u) return v * og_bf_e4m3_to_f32(sbits & 0x7fu);
   return v * uintBitsToFloat(sbits);

@@ -47,7 +47,7 @@ __device__ uint32_t source_bits(const View& v, int64_t r, int64_t c) {
   if (v.plain_type == OG_DTYPE_F32) return static_cast<const uint32_t*>(v.src)[i];
   const uint32_t h = static_cast<const uint16_t*>(v.src)[i];
   if (v.plain_type == OG_DTYPE_BF16) return h << 16;
-  return og_bf_bits(__half2float(__ushort_as_half(uint16_t(h))));  // exact, subnormals included
+  return og_float_bits(__half2float(__ushort_as_half(uint16_t(h))));  // exact, subnormals included
 }
 
 __device__ uint32_t nan_scale(const View& v) {
@@ -154,7 +154,7 @@ __global__ void dequantize_elements(View v) {
     const int64_t at = r * v.e_sr + c * v.e_sk;
     const uint32_t code = fp4(v) ? (v.e[at >> 1] >> ((at & 1) * 4)) & 15u : v.e[at];
     const uint32_t sbits = load_scale(v, scale_at(v, v.mode == OG_BF_MODE_BLK128_F32 ? r / 128 : r, c / block_k(v)));
-    const float e = og_bf_float(og_bf_elem_bits(v.element, code));
+    const float e = og_bits_float(og_bf_elem_bits(v.element, code));
     float x;
     if (v.mode == OG_BF_MODE_VEC32_UE8M0) x = sbits == 255u ? __uint_as_float(0x7fc00000u) : ldexpf(e, int(sbits) - 127);
     else if (v.mode == OG_BF_MODE_VEC16_UE4M3) x = __fmul_rn(e, og_bf_e4m3_to_f32(sbits & 0x7fu));

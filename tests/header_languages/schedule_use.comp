@@ -18,11 +18,11 @@ void main() {
   og_split_k_range(64, params.split_k, item.k_slice, begin, end);
   const float v = og_epilogue_apply(1.5, float(begin), true, 0.5, float(end), true, 0.25, params.split_k % 5, 0.01);
   // block_formats.h: the packed scale index and the quantisation arithmetic.
-  const og_uint bits = og_bf_bits(v);
+  const og_uint bits = og_float_bits(v);
   const og_uint mx = og_bf_mx_scale(bits & 0x7fffffffu, 8);
-  const og_uint nv = og_bf_nvfp4_scale(bits & 0x7fffffffu, og_bf_bits(1.0));
+  const og_uint nv = og_bf_nvfp4_scale(bits & 0x7fffffffu, og_float_bits(1.0));
   const og_uint f32s = og_bf_block128_scale(bits & 0x7fffffffu, false);
-  const og_uint code = og_bf_quantize_mx(OG_BF_ELEM_E4M3, bits, mx) ^ og_bf_quantize_nvfp4(bits, nv, og_bf_bits(1.0)) ^
+  const og_uint code = og_bf_quantize_mx(OG_BF_ELEM_E4M3, bits, mx) ^ og_bf_quantize_nvfp4(bits, nv, og_float_bits(1.0)) ^
                        og_bf_quantize_block128(OG_BF_ELEM_E5M2, bits, f32s);
   const float dq = og_bf_dequantize(OG_BF_ELEM_E2M1, code & 15u, og_bf_e8m0_to_f32(mx), 1.0);
   tile_of_work[w] = (item.pid_m * params.num_pid_n + item.pid_n) * 1000 + begin + int(og_f32_to_16bit(params.group_m % 3, v)) +

@@ -31,12 +31,12 @@ __global__ void walk(int* out, int num_pid_m, int num_pid_n, int group_m, int sp
 
 __global__ void block_formats_use(unsigned* out, const float* x, int rows, int cols) {
   const int r = int(blockIdx.x), c = int(threadIdx.x);
-  const og_uint bits = og_bf_bits(x[r * cols + c]);
+  const og_uint bits = og_float_bits(x[r * cols + c]);
   const og_uint mx = og_bf_mx_scale(bits & 0x7fffffffu, 8);
-  const og_uint nv = og_bf_nvfp4_scale(bits & 0x7fffffffu, og_bf_bits(1.0f));
+  const og_uint nv = og_bf_nvfp4_scale(bits & 0x7fffffffu, og_float_bits(1.0f));
   const og_uint f32s = og_bf_block128_scale(bits & 0x7fffffffu, false);
-  og_uint code = og_bf_quantize_mx(OG_BF_ELEM_E4M3, bits, mx) ^ og_bf_quantize_nvfp4(bits, nv, og_bf_bits(1.0f)) ^
+  og_uint code = og_bf_quantize_mx(OG_BF_ELEM_E4M3, bits, mx) ^ og_bf_quantize_nvfp4(bits, nv, og_float_bits(1.0f)) ^
                  og_bf_quantize_block128(OG_BF_ELEM_E5M2, bits, f32s);
   const float v = og_bf_dequantize(OG_BF_ELEM_E2M1, code & 15u, og_bf_e8m0_to_f32(mx), 1.0f);
-  out[og_sf_packed_offset(r, c, og_sf_padded_cols(cols))] = code + og_bf_bits(v) + unsigned(og_sf_packed_row(r, 4));
+  out[og_sf_packed_offset(r, c, og_sf_padded_cols(cols))] = code + og_float_bits(v) + unsigned(og_sf_packed_row(r, 4));
 }

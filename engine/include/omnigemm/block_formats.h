@@ -40,35 +40,6 @@
 
 #include "lang.h"
 
-#ifdef OG_GLSL
-#ifndef og_uint
-#define og_uint uint
-#endif
-#define og_bf_bits(f) floatBitsToUint(f)
-#define og_bf_float(u) uintBitsToFloat(u)
-#else
-#include <string.h>
-typedef unsigned int og_uint;
-OG_FUNC og_uint og_bf_bits(float f) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __float_as_uint(f);
-#else
-  og_uint u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-#endif
-}
-OG_FUNC float og_bf_float(og_uint u) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __uint_as_float(u);
-#else
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-#endif
-}
-#endif
-
 /* Elements along K per scale and the scale formats (values of og_scale_mode in omnigemm.h,
  * checked there by tests/core/test_block_formats.cpp). */
 #define OG_BF_MODE_VEC32_UE8M0 1
@@ -243,10 +214,10 @@ OG_FUNC og_uint og_bf_e8m0_bits(og_uint c) {
   if (c == 0u) return 0x00400000u; /* 2^-127, an f32 subnormal */
   return c << 23;
 }
-OG_FUNC float og_bf_e2m1_to_f32(og_uint c) { return og_bf_float(og_bf_e2m1_bits(c)); }
-OG_FUNC float og_bf_e4m3_to_f32(og_uint c) { return og_bf_float(og_bf_e4m3_bits(c)); }
-OG_FUNC float og_bf_e5m2_to_f32(og_uint c) { return og_bf_float(og_bf_e5m2_bits(c)); }
-OG_FUNC float og_bf_e8m0_to_f32(og_uint c) { return og_bf_float(og_bf_e8m0_bits(c)); }
+OG_FUNC float og_bf_e2m1_to_f32(og_uint c) { return og_bits_float(og_bf_e2m1_bits(c)); }
+OG_FUNC float og_bf_e4m3_to_f32(og_uint c) { return og_bits_float(og_bf_e4m3_bits(c)); }
+OG_FUNC float og_bf_e5m2_to_f32(og_uint c) { return og_bits_float(og_bf_e5m2_bits(c)); }
+OG_FUNC float og_bf_e8m0_to_f32(og_uint c) { return og_bits_float(og_bf_e8m0_bits(c)); }
 
 /* ---- Scale choice -------------------------------------------------------------------------- */
 /* The E8M0 code of an MX block whose largest |x| has f32 bits amax (finite): OCP's
@@ -312,7 +283,7 @@ OG_FUNC og_uint og_bf_quantize_block128(int elem, og_uint x_bits, og_uint scale)
 /* ---- Dequantisation ------------------------------------------------------------------------ */
 /* f32(f32(element * scale) * global), scale and global as f32 values. */
 OG_FUNC float og_bf_dequantize(int elem, og_uint code, float scale, float global) {
-  return (og_bf_float(og_bf_elem_bits(elem, code)) * scale) * global;
+  return (og_bits_float(og_bf_elem_bits(elem, code)) * scale) * global;
 }
 
 #endif /* OMNIGEMM_BLOCK_FORMATS_H */

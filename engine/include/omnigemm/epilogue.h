@@ -39,22 +39,8 @@
 #define OG_EPI_DTYPE_F16 1
 #define OG_EPI_DTYPE_BF16 2
 
-#ifdef OG_GLSL
-#define og_uint uint
-#define og_float_bits(f) floatBitsToUint(f)
-#else
+#ifndef OG_GLSL
 #include <math.h>
-#include <string.h>
-typedef unsigned int og_uint;
-OG_FUNC og_uint og_float_bits(float f) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __float_as_uint(f);
-#else
-  og_uint x;
-  memcpy(&x, &f, sizeof x);
-  return x;
-#endif
-}
 #endif
 
 /* The formulas over float, in every language. */
