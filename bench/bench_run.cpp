@@ -344,7 +344,9 @@ void bench_one(BackendState& bs, HostProblem& hp, const Options& o, const Row& b
   }
   if (std::isfinite(omni_ms) && std::isfinite(vendor_ms)) r.ratio = vendor_ms / omni_ms;
   const double slowest = std::max(std::isfinite(omni_ms) ? omni_ms : 0.0, std::isfinite(vendor_ms) ? vendor_ms : 0.0);
-  if (slowest > 0) bs.rate_gflops = flops(hp.shape, hp.st) / (slowest * 1e-3) / 1e9;
+  // The estimate keeps the best rate seen: a launch-bound tiny problem's rate must not make the
+  // next large one look hours long (random sweeps alternate them).
+  if (slowest > 0) bs.rate_gflops = std::max(bs.rate_gflops, flops(hp.shape, hp.st) / (slowest * 1e-3) / 1e9);
   rows.push_back(r);
   if (v.status != "skipped") rows.push_back(v);
   if (!plain_row.impl.empty() && plain_row.status != "skipped") rows.push_back(plain_row);

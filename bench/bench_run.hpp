@@ -41,7 +41,7 @@ struct BackendState {
   std::string vendor_why;
   std::unique_ptr<ActivationPass> act;  // device kernel for the unfused-epilogue baseline
   std::string act_why;
-  double rate_gflops = 0;  // last measured (slowest implementation), for the time-budget estimate
+  double rate_gflops = 0;  // best measured so far (slowest implementation per problem), for the time budget
 };
 
 inline double flops(const Shape& s, const Storage& st) { return 2.0 * double(s.m) * double(s.n) * double(s.k) * double(st.batch); }

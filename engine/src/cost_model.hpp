@@ -16,6 +16,7 @@ struct CostTerms {
   double useful = 0;      // share of the tiles' area inside the output (edge tiles are padded)
   double split = 1;       // K-steps worth of work against K-steps paid, split-K's fixed price included
   double intensity = 0;   // the tile's arithmetic intensity term, relative to a 128x256 tile
+  double memory_ms = 0;   // A, B, C and D each through memory once, at the family's memory efficiency
   double extra_ms = 0;    // the family's work besides its main loop (CostHints extra_bytes, extra_us)
   double rate_tflops = 0; // the predicted rate of the main loop
   bool absolute = false;  // false: the device reports no peak rate, so rate and time are relative
@@ -25,8 +26,11 @@ struct CostTerms {
 // The dense peak rate (TFLOP/s) of the device for p's inputs; 1 when unknown.
 double peak_tflops(const DeviceLimits& limits, const Problem& p);
 
-// Predicted time of p with c: FLOPs over (peak x family efficiency x factor x the tile terms),
-// plus the family's extra bytes over the memory bandwidth and its extra fixed time. Where the
+// Predicted time of p with c: FLOPs (K padded to whole K-steps) over (peak x family efficiency x
+// factor x the tile terms) or the operands' and D's bytes over the family's share of the memory
+// bandwidth, whichever is longer, plus a tenth of the shorter (they overlap imperfectly; it also
+// keeps the order of configs that differ in one term), plus the family's extra bytes over the
+// memory bandwidth and its extra fixed time. Where the
 // device reports no memory bandwidth, the extra bytes are priced at 100 FLOPs per byte of its
 // peak rate (a typical GPU's balance). A hint factor of 0 (not offered) predicts an infinite time.
 CostTerms predict(const Problem& p, const Config& c, const CostHints& hints, const DeviceLimits& limits);

@@ -35,6 +35,9 @@ struct CostHints {
   // one more launch on the stream).
   double extra_bytes = 0;
   double extra_us = 0;
+  // Share of the device's memory bandwidth the main loop reaches where streaming the operands
+  // and D (each once) bounds it rather than its FLOPs: skinny and short-K problems.
+  double memory_efficiency = 0.75;
 };
 
 // The launch one (problem, config) gets, as planned once per call: what explain reports.

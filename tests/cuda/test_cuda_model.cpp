@@ -47,6 +47,7 @@ class ModelledH100 final : public Backend {
     owned_.push_back(make_sm90_wgmma_family(dev_));
     owned_.push_back(make_sm90_repack_family(dev_, *owned_.back()));
     owned_.push_back(make_sm80_mma_family(dev_));
+    owned_.push_back(make_skinny_family(dev_));
     owned_.push_back(make_simt_family(dev_));
     for (auto& f : owned_) families_.push_back(f.get());
   }
@@ -215,11 +216,12 @@ TEST_CASE("cuda model: unaligned operands of 1024 and more run on sm90_repack, t
     REQUIRE_FALSE(ranked.empty());
     CHECK(ranked.front().cost.extra_ms > 0);
   }
-  // Tiny problems: the copy's launch costs more than the gathering loader's whole run.
+  // Tiny problems: the copy's launch costs more than a one-launch family's whole run (the
+  // gathering loader, or skinny's kernels where at most 16 rows make the problem skinny).
   for (int64_t s : {8, 16, 24, 32}) {
     CAPTURE(s);
     const std::string c = choice(be, problem(s, s, s, OG_DTYPE_F16, OG_DTYPE_F16, false, 3));
-    CHECK(c.rfind("sm80_mma:", 0) == 0);
+    CHECK(c.rfind(s <= 16 ? "skinny:" : "sm80_mma:", 0) == 0);
     int repack_ranked = 0;  // it was ranked, and predicted slower
     for (const auto& cand : rank_candidates(be, problem(s, s, s, OG_DTYPE_F16, OG_DTYPE_F16, false, 3)))
       repack_ranked += cand.config.family == "sm90_repack";
@@ -246,4 +248,46 @@ TEST_CASE("cuda model: unaligned operands of 1024 and more run on sm90_repack, t
   }
   CHECK(repack.can_implement(problem(1000, 1000, 1000, OG_DTYPE_F16, OG_DTYPE_F16, false, 3),
                              *Config::parse("sm90_repack:192x192x64-g8-s4-w12-coop")));
+}
+
+TEST_CASE("cuda model: unaligned skinny problems stream on cuda.skinny; aligned ones keep sm90_wgmma") {
+  ModelledH100 be;
+  // Shapes of the random sweep where copying the large operand cost most of the time: at most 16
+  // rows or columns, odd leading dimensions (no TMA in place), both B layouts.
+  struct Row {
+    int64_t m, n, k;
+    bool b_col_major;
+  };
+  const std::vector<Row> skinny = {{1, 7433, 1290, false}, {3, 771, 1360, false}, {1, 3568, 2090, true},
+                                   {4789, 1, 4968, false}, {12632, 9, 1799, true}, {16, 4096, 4096, false},
+                                   {1, 4096, 4096, true},  {4830, 8, 11010, false}};
+  for (const Row& r : skinny) {
+    CAPTURE(r.m);
+    CAPTURE(r.n);
+    CAPTURE(r.k);
+    CHECK(choice(be, problem(r.m, r.n, r.k, OG_DTYPE_BF16, OG_DTYPE_BF16, r.b_col_major, 3)).rfind("skinny:", 0) == 0);
+  }
+  // Aligned decode shapes (the LLM set): the TMA-fed kernel streams B at a higher share of the bandwidth.
+  for (int64_t m : {1, 16})
+    for (int64_t n : {4096, 11008}) {
+      CAPTURE(m);
+      CAPTURE(n);
+      CHECK(choice(be, problem(m, n, 4096, OG_DTYPE_F16, OG_DTYPE_F16)).rfind("sm90_wgmma:", 0) == 0);
+    }
+  // Short K: every output written once by the outer-product tile, where a tensor-core tile of one
+  // K-step stores D without overlap.
+  for (auto [m, n, k] : {std::tuple{int64_t(1775), int64_t(1235), int64_t(6)}, std::tuple{int64_t(15201), int64_t(7052), int64_t(1)},
+                         std::tuple{int64_t(2766), int64_t(466), int64_t(7)}, std::tuple{int64_t(4096), int64_t(4096), int64_t(48)}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    CHECK(choice(be, problem(m, n, k, OG_DTYPE_F16, OG_DTYPE_F16, false, 3)) == "skinny:64x128x16-g8-s1-w8-outer");
+    CHECK(choice(be, problem(m, n, k, OG_DTYPE_BF16, OG_DTYPE_BF16, true, 0)) == "skinny:64x128x16-g8-s1-w8-outer");
+  }
+  // A problem with more than 16 rows and columns is not skinny's.
+  const Problem wide = problem(17, 300, 100, OG_DTYPE_F16, OG_DTYPE_F16, false, 3);
+  for (const KernelFamily* f : be.families())
+    if (std::string(f->name()) == "skinny")
+      for (const Config& c : f->configs())
+        if (c.form != "outer") CHECK_FALSE(f->can_implement(wide, c));
 }

@@ -1,0 +1,293 @@
+// cuda.skinny: the memory-bound kernels of skinny_kernel.cuh as a kernel family.
+#include <algorithm>
+#include <array>
+
+#include "../families.hpp"
+#include "../kernel_views.hpp"
+#include "cost_model.hpp"
+#include "outer_kernel.cuh"
+#include "skinny_kernel.cuh"
+
+namespace omnigemm::detail {
+
+namespace {
+
+struct SkinnyRow {
+  int rows;
+  const char* form;
+};
+struct OuterRow {
+  int block_m, block_n, block_k, max_k;
+};
+constexpr SkinnyRow kRows[] = {
+#define OG_CUDA_SKINNY(r, f) SkinnyRow{r, #f},
+#define OG_CUDA_SKINNY_SPLITS(...)
+#define OG_CUDA_SKINNY_OUTER(bm, bn, bk, mk)
+#include "../families/skinny.inc"
+#undef OG_CUDA_SKINNY
+#undef OG_CUDA_SKINNY_SPLITS
+#undef OG_CUDA_SKINNY_OUTER
+};
+constexpr int kSplits[] = {
+#define OG_CUDA_SKINNY(r, f)
+#define OG_CUDA_SKINNY_SPLITS(...) __VA_ARGS__
+#define OG_CUDA_SKINNY_OUTER(bm, bn, bk, mk)
+#include "../families/skinny.inc"
+#undef OG_CUDA_SKINNY
+#undef OG_CUDA_SKINNY_SPLITS
+#undef OG_CUDA_SKINNY_OUTER
+};
+constexpr OuterRow kOuter = {
+#define OG_CUDA_SKINNY(r, f)
+#define OG_CUDA_SKINNY_SPLITS(...)
+#define OG_CUDA_SKINNY_OUTER(bm, bn, bk, mk) bm, bn, bk, mk
+#include "../families/skinny.inc"
+#undef OG_CUDA_SKINNY
+#undef OG_CUDA_SKINNY_SPLITS
+#undef OG_CUDA_SKINNY_OUTER
+};
+static_assert(kOuter.block_m == cuda::outer::kBlockM && kOuter.block_n == cuda::outer::kBlockN &&
+                  kOuter.block_k == cuda::outer::kBlockK,
+              "the outer row's tile is the kernel's (skinny/outer_kernel.cuh)");
+constexpr size_t kRowCount = sizeof(kRows) / sizeof(kRows[0]);
+constexpr size_t kSplitCount = sizeof(kSplits) / sizeof(kSplits[0]);
+
+constexpr bool form_is(const char* f, const char* g) {
+  return std::char_traits<char>::length(f) == std::char_traits<char>::length(g) &&
+         std::char_traits<char>::compare(f, g, std::char_traits<char>::length(f)) == 0;
+}
+constexpr bool transposed_form(const char* f) { return f[0] == 't'; }
+constexpr bool lanes_k_form(const char* f) { return form_is(f, "dot") || form_is(f, "tdot"); }
+
+// The config of a row: the tile in the caller's orientation (ROWS x the block's columns, or its
+// transpose), BLOCK_K the K chunk of S in shared memory.
+constexpr Config row_config(const SkinnyRow& r, int split) {
+  namespace sk = cuda::skinny;
+  const int cols = lanes_k_form(r.form) ? sk::kColsK : sk::kColsN;
+  const int chunk = lanes_k_form(r.form) ? sk::kChunkK : sk::kChunkN;
+  const bool t = transposed_form(r.form);
+  return Config{"skinny", t ? cols : r.rows, t ? r.rows : cols, chunk, 1, 1, sk::kWarps, 0, split, r.form};
+}
+constexpr Config kOuterConfig{"skinny", kOuter.block_m, kOuter.block_n, kOuter.block_k, 8, 1, cuda::outer::kThreads / 32,
+                               0, 1, "outer"};
+// The few-rows configs (row i with split j at i * kSplitCount + j), then the short-K one.
+constexpr std::array<Config, kRowCount * kSplitCount + 1> make_configs() {
+  std::array<Config, kRowCount * kSplitCount + 1> out{};
+  for (size_t i = 0; i < kRowCount; ++i)
+    for (size_t j = 0; j < kSplitCount; ++j) out[i * kSplitCount + j] = row_config(kRows[i], kSplits[j]);
+  out[kRowCount * kSplitCount] = kOuterConfig;
+  return out;
+}
+constexpr auto kConfigs = make_configs();
+
+using Kernel = void (*)(cuda::SkinnyArgs);
+template <int ROWS, int LT>
+constexpr Kernel kernel_of(bool lanes_k) {
+  return lanes_k ? cuda::skinny_lanes_k<ROWS, LT> : cuda::skinny_lanes_n<ROWS, LT>;
+}
+template <int ROWS>
+Kernel kernel_for_lt(int lt, bool lanes_k) {
+  switch (lt) {
+    case cuda::skinny::kF16: return kernel_of<ROWS, cuda::skinny::kF16>(lanes_k);
+    case cuda::skinny::kBf16: return kernel_of<ROWS, cuda::skinny::kBf16>(lanes_k);
+    case cuda::skinny::kF32: return kernel_of<ROWS, cuda::skinny::kF32>(lanes_k);
+    default: return kernel_of<ROWS, cuda::skinny::kAny>(lanes_k);
+  }
+}
+Kernel kernel_for(int rows, int lt, bool lanes_k) {
+  switch (rows) {
+    case 1: return kernel_for_lt<1>(lt, lanes_k);
+    case 2: return kernel_for_lt<2>(lt, lanes_k);
+    case 4: return kernel_for_lt<4>(lt, lanes_k);
+    case 8: return kernel_for_lt<8>(lt, lanes_k);
+    default: return kernel_for_lt<16>(lt, lanes_k);
+  }
+}
+
+struct SkinnyLaunch {
+  cuda::SkinnyArgs args;
+  Kernel kernel = nullptr;
+  int rows = 0;
+  bool lanes_k = false, transposed = false;
+  long long col_blocks = 0, batch = 0;
+  bool outer = false;  // the short-K kernel: outer_args, `tiles` blocks per batch
+  cuda::OuterArgs outer_args;
+  long long tiles = 0;
+};
+
+class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
+ public:
+  explicit SkinnyFamily(CudaDevice& device) : dev_(device) {}
+  const char* name() const override { return "skinny"; }
+  std::span<const Config> configs() const override { return kConfigs; }
+  Status can_implement(const Problem& p, const Config& c) const override {
+    SkinnyLaunch l{};
+    return check(p, c, l, false);
+  }
+  // The FMAs run on CUDA cores at about half the f32 peak; the large operand streams at a lower
+  // share of the memory bandwidth than a TMA-fed kernel's (element loads, no bulk copies), so the
+  // tensor-core families keep the aligned problems they serve at full bandwidth. The cluster's
+  // split-K reduction costs about one K chunk.
+  CostHints hints(const Problem& p, const Config&) const override {
+    CostHints h;
+    const DeviceLimits& lim = dev_.info.limits;
+    h.efficiency = lim.peak_tflops_f32 > 0 ? 0.5 * lim.peak_tflops_f32 / peak_tflops(lim, p) : 0.05;
+    h.memory_efficiency = 0.6;
+    h.split_fixed_steps = 1;
+    return h;
+  }
+
+ protected:
+  Status plan(const Problem& p, const Config& c, SkinnyLaunch& l) const override { return check(p, c, l, true); }
+
+  Status launch(SkinnyLaunch& l, void* stream) override {
+    OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    for (long long b0 = 0; b0 < l.batch; b0 += dev_.max_grid_z) {
+      const unsigned chunk = unsigned(std::min<long long>(dev_.max_grid_z, l.batch - b0));
+      if (l.outer) {
+        l.outer_args.batch_base = int(b0);
+        cuda::skinny_outer<<<dim3(unsigned(l.tiles), 1, chunk), cuda::outer::kThreads, 0, s>>>(l.outer_args);
+        OG_CUDA_TRY(cudaGetLastError(), "skinny outer-product kernel launch");
+        continue;
+      }
+      l.args.batch_base = int(b0);
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3(unsigned(l.col_blocks * l.args.split), 1, chunk);
+      config.blockDim = dim3(cuda::skinny::kThreads);
+      config.stream = s;
+      cudaLaunchAttribute attribute[1];
+      if (l.args.split > 1) {
+        attribute[0].id = cudaLaunchAttributeClusterDimension;
+        attribute[0].val.clusterDim.x = unsigned(l.args.split);
+        attribute[0].val.clusterDim.y = attribute[0].val.clusterDim.z = 1;
+        config.attrs = attribute;
+        config.numAttrs = 1;
+      }
+      OG_CUDA_TRY(cudaLaunchKernelEx(&config, l.kernel, l.args), "skinny kernel launch");
+    }
+    return {};
+  }
+
+  void summarize(const SkinnyLaunch& l, PlanSummary& out) const override {
+    if (l.outer) {
+      out.grid[0] = l.tiles;
+      out.grid[2] = l.batch;
+      out.threads = cuda::outer::kThreads;
+      out.shared_bytes = (long long)sizeof(float) * cuda::outer::kBlockK *
+                         (cuda::outer::kBlockM + cuda::outer::kBlockN + 2 * cuda::outer::kPad);
+      out.notes = "f32 FMA, short K: outer products, each output written once";
+      return;
+    }
+    out.grid[0] = l.col_blocks * l.args.split;
+    out.grid[2] = l.batch;
+    out.cluster = l.args.split;
+    out.threads = cuda::skinny::kThreads;
+    out.shared_bytes = l.lanes_k ? (long long)sizeof(float) * l.rows * (cuda::skinny::kChunkK + cuda::skinny::kColsK)
+                                 : (long long)sizeof(float) * l.rows * cuda::skinny::kChunkN * (1 + cuda::skinny::kWarps);
+    out.notes = std::string(l.transposed ? "runs D^T = B^T A^T, " : "") + "f32 FMA, " +
+                (l.lanes_k ? "lanes along K" : "lanes along the output's long side") +
+                (l.args.split > 1 ? ", split-K slices summed in a cluster" : "");
+  }
+
+ private:
+  Status check(const Problem& p, const Config& c, SkinnyLaunch& out, bool fill) const {
+    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
+    if (c == kOuterConfig) return check_outer(p, out, fill);
+    const SkinnyRow* row = nullptr;
+    for (size_t i = 0; i < kRowCount; ++i)
+      for (size_t j = 0; j < kSplitCount; ++j)
+        if (kConfigs[i * kSplitCount + j] == c) row = &kRows[i];
+    if (!row) return fail("the config must be one of the table's rows (families/skinny.inc), the few-rows ones with one of its splits");
+    if (p.a.scale.present() || p.b.scale.present() || dtype_is_block_scaled(p.a.dtype) || dtype_is_block_scaled(p.b.dtype))
+      return fail("block-scaled operands run on their own families");
+    const bool t = transposed_form(row->form), lanes_k = lanes_k_form(row->form);
+    const int64_t small = t ? p.n : p.m;
+    if (small > row->rows || (row->rows > 1 && small <= row->rows / 2))
+      return fail("the " + std::to_string(row->rows) + "-row tile serves problems of " +
+                  (row->rows > 1 ? std::to_string(row->rows / 2 + 1) + " to " : "") + std::to_string(row->rows) +
+                  (t ? " columns" : " rows"));
+    // The large operand: B (K x N), or A^T (K x M) when transposed.
+    const Operand& big = t ? p.a : p.b;
+    const bool unit_k = t ? big.stride_col == 1 : big.stride_row == 1;
+    const bool unit_cols = t ? big.stride_row == 1 : big.stride_col == 1;
+    if (lanes_k && !unit_k) return fail("lanes along K need the large operand contiguous along K");
+    if (!lanes_k && unit_k && !unit_cols) return fail("the large operand is contiguous along K: the k forms load it");
+    if (c.split_k > 1 && dev_.info.limits.arch < 90) return fail("split-K needs thread-block clusters (sm_90)");
+    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff)
+      return fail("dimensions must be below 2^31");
+    const int cols_per_block = lanes_k ? cuda::skinny::kColsK : cuda::skinny::kColsN;
+    const int chunk = c.block_k;
+    const int64_t cols = t ? p.m : p.n;
+    const int64_t col_blocks = (cols + cols_per_block - 1) / cols_per_block;
+    if (col_blocks * c.split_k > 0x7fffffffLL) return fail("more than 2^31 - 1 blocks");
+    const int64_t chunks = std::max<int64_t>(1, (p.k + chunk - 1) / chunk);
+    if (c.split_k > chunks) return fail("split-K " + std::to_string(c.split_k) + " needs as many K chunks of " + std::to_string(chunk));
+    if (!fill) return {};
+
+    cuda::SkinnyArgs& a = out.args;
+    a.rows = int(small);
+    a.cols = int(cols);
+    a.k = int(p.k);
+    a.split = c.split_k;
+    a.slice_k = int(((chunks + c.split_k - 1) / c.split_k) * chunk);
+    cuda::OperandArgs va = operand_args(p.a), vb = operand_args(p.b);
+    a.ep = epilogue_args(p);
+    if (!t) {
+      a.s = va;
+      a.l = vb;
+    } else {  // S = B^T (N x K), L = A^T (K x M), D' = D^T
+      a.s = vb;
+      std::swap(a.s.sr, a.s.sc);
+      a.l = va;
+      std::swap(a.l.sr, a.l.sc);
+      std::swap(a.ep.d.sr, a.ep.d.sc);
+      std::swap(a.ep.c.sr, a.ep.c.sc);
+      if (a.ep.bias_mode == OG_BIAS_PER_N) a.ep.bias_mode = OG_BIAS_PER_M;
+      else if (a.ep.bias_mode == OG_BIAS_PER_M) a.ep.bias_mode = OG_BIAS_PER_N;
+    }
+    const og_dtype ld = a.l.dtype;
+    const int lt = ld == OG_DTYPE_F16 ? cuda::skinny::kF16 : ld == OG_DTYPE_BF16 ? cuda::skinny::kBf16
+                 : ld == OG_DTYPE_F32 ? cuda::skinny::kF32 : cuda::skinny::kAny;
+    out.kernel = kernel_for(row->rows, lt, lanes_k);
+    out.rows = row->rows;
+    out.lanes_k = lanes_k;
+    out.transposed = t;
+    out.col_blocks = col_blocks;
+    out.batch = p.batch;
+    return {};
+  }
+
+  Status check_outer(const Problem& p, SkinnyLaunch& out, bool fill) const {
+    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
+    if (p.a.scale.present() || p.b.scale.present() || dtype_is_block_scaled(p.a.dtype) || dtype_is_block_scaled(p.b.dtype))
+      return fail("block-scaled operands run on their own families");
+    if (p.k > kOuter.max_k) return fail("the outer-product tile serves K up to " + std::to_string(kOuter.max_k));
+    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
+    const int64_t tiles = ((p.m + kOuter.block_m - 1) / kOuter.block_m) * ((p.n + kOuter.block_n - 1) / kOuter.block_n);
+    if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
+    if (!fill) return {};
+    cuda::OuterArgs& a = out.outer_args;
+    a.m = int(p.m);
+    a.n = int(p.n);
+    a.k = int(p.k);
+    a.num_pid_m = int((p.m + kOuter.block_m - 1) / kOuter.block_m);
+    a.num_pid_n = int((p.n + kOuter.block_n - 1) / kOuter.block_n);
+    a.group_m = kOuterConfig.group_m;
+    a.a = operand_args(p.a);
+    a.b = operand_args(p.b);
+    a.ep = epilogue_args(p);
+    out.outer = true;
+    out.tiles = tiles;
+    out.batch = p.batch;
+    return {};
+  }
+
+  CudaDevice& dev_;
+};
+
+}  // namespace
+
+std::unique_ptr<KernelFamily> make_skinny_family(CudaDevice& device) { return std::make_unique<SkinnyFamily>(device); }
+
+}  // namespace omnigemm::detail

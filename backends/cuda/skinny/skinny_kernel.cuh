@@ -1,0 +1,212 @@
+// The cuda.skinny kernels: GEMMs with at most ROWS rows of output (or columns, run transposed),
+// bound by reading the large operand once. The problem arrives oriented: D' (rows x cols) =
+// S (rows x K) * L (K x cols), S the small operand and L the large one (A and B, or B^T and A^T
+// with D' = D^T). Two loaders of L, by its unit stride:
+//   skinny_lanes_n: lanes along cols (L contiguous along cols, or any strides), warps split K;
+//   skinny_lanes_k: lanes along K (L contiguous along K), each warp four columns, reduced by
+//                   shuffles.
+// S goes through shared memory in f32. Split-K slices of one column block form a thread-block
+// cluster and are summed in rank order through distributed shared memory (sm_90): no workspace,
+// and the same bits on every run.
+#pragma once
+#include <cooperative_groups.h>
+
+#include "../epilogue.cuh"
+
+namespace omnigemm::detail::cuda {
+
+namespace skinny {
+constexpr int kThreads = 256, kWarps = 8;
+constexpr int kColsN = 64;    // lanes_n: columns per block, two per lane
+constexpr int kChunkN = 64;   // lanes_n: K per shared-memory chunk of S, eight per warp
+constexpr int kColsK = 32;    // lanes_k: columns per block, four per warp
+constexpr int kChunkK = 256;  // lanes_k: K per chunk of S, eight per lane
+// How the large operand is loaded: as f16, bf16 or f32 (typed loads), or any dtype (load()).
+enum LoadType { kF16 = 0, kBf16 = 1, kF32 = 2, kAny = 3 };
+}  // namespace skinny
+
+struct SkinnyArgs {
+  int rows, cols, k;
+  int split, slice_k;  // K slices (cluster size) and the K of each but the last
+  OperandArgs s, l;    // oriented views: S (rows x K), L (K x cols)
+  EpilogueArgs ep;     // D' and C' views, bias per row/column as oriented
+  int batch_base;
+};
+
+template <int LT>
+__device__ __forceinline__ float skinny_load(const void* base, long long i, og_dtype t) {
+  if constexpr (LT == skinny::kF16) return __half2float(static_cast<const __half*>(base)[i]);
+  else if constexpr (LT == skinny::kBf16) return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
+  else if constexpr (LT == skinny::kF32) return static_cast<const float*>(base)[i];
+  else return load(t, base, i);
+}
+
+// Sums the slices of a cluster into rank 0's `part` (ROWS x COLS, in rank order), then rank 0
+// applies the epilogue to the block's outputs. Every thread of the block calls it.
+template <int ROWS, int COLS>
+__device__ __forceinline__ void skinny_finish(const SkinnyArgs& p, float (*part)[COLS], int c0, long long batch) {
+  bool writer = true;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (p.split > 1) {
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();  // every slice's partial sums are in its shared memory
+    writer = cluster.block_rank() == 0;
+    if (writer) {
+      for (int o = int(threadIdx.x); o < ROWS * COLS; o += skinny::kThreads) {
+        float v = part[o / COLS][o % COLS];
+        for (int r = 1; r < p.split; ++r) v += cluster.map_shared_rank(&part[0][0], r)[o];
+        part[o / COLS][o % COLS] = v;
+      }
+    }
+    cluster.sync();  // the other slices keep their shared memory until rank 0 has read it
+    __syncthreads();
+  }
+#endif
+  if (!writer) return;
+  // Adjacent threads take adjacent outputs along D's unit stride.
+  const bool rows_fastest = p.ep.d.sr == 1 && p.ep.d.sc != 1;
+  for (int o = int(threadIdx.x); o < ROWS * COLS; o += skinny::kThreads) {
+    const int r = rows_fastest ? o % ROWS : o / COLS, c = rows_fastest ? o / ROWS : o % COLS;
+    const int gc = c0 + c;
+    if (r < p.rows && gc < p.cols) epilogue_store(p.ep, batch, r, gc, part[r][c]);
+  }
+}
+
+template <int ROWS, int LT>
+__global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs p) {
+  using namespace skinny;
+  __shared__ float s_sm[kChunkN][ROWS];
+  __shared__ float red[kWarps][ROWS][kColsN];
+  const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+  const int slice = int(blockIdx.x) % p.split, c0 = (int(blockIdx.x) / p.split) * kColsN;
+  const long long batch = blockIdx.z + p.batch_base;
+  const int kb = slice * p.slice_k, ke = min(p.k, kb + p.slice_k);
+  const char* sb = static_cast<const char*>(p.s.ptr);
+  const void* lb = p.l.ptr;
+  const int col0 = c0 + lane, col1 = col0 + 32;
+  const bool in0 = col0 < p.cols, in1 = col1 < p.cols;
+  const long long lbase = batch * p.l.bs, sbase = batch * p.s.bs;
+
+  float acc[ROWS][2];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) acc[r][0] = acc[r][1] = 0.0f;
+
+  for (int k0 = kb; k0 < ke; k0 += kChunkN) {
+    __syncthreads();
+    for (int e = int(threadIdx.x); e < kChunkN * ROWS; e += kThreads) {
+      const int r = e % ROWS, kk = e / ROWS, gk = k0 + kk;
+      s_sm[kk][r] = (gk < ke && r < p.rows) ? load(p.s.dtype, sb, sbase + r * p.s.sr + gk * p.s.sc) : 0.0f;
+    }
+    __syncthreads();
+    // All sixteen loads of L issue before the FMAs that use them.
+    float v[kChunkN / kWarps][2];
+#pragma unroll
+    for (int i = 0; i < kChunkN / kWarps; ++i) {
+      const int gk = k0 + warp + kWarps * i;
+      const long long row = lbase + (long long)gk * p.l.sr;
+      v[i][0] = (gk < ke && in0) ? skinny_load<LT>(lb, row + col0 * p.l.sc, p.l.dtype) : 0.0f;
+      v[i][1] = (gk < ke && in1) ? skinny_load<LT>(lb, row + col1 * p.l.sc, p.l.dtype) : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < kChunkN / kWarps; ++i) {
+      const int kk = warp + kWarps * i;
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        const float s = s_sm[kk][r];
+        acc[r][0] = fmaf(s, v[i][0], acc[r][0]);
+        acc[r][1] = fmaf(s, v[i][1], acc[r][1]);
+      }
+    }
+  }
+
+  // The warps' K-interleaved partial sums, added in warp order.
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    red[warp][r][lane] = acc[r][0];
+    red[warp][r][lane + 32] = acc[r][1];
+  }
+  __syncthreads();
+  for (int o = int(threadIdx.x); o < ROWS * kColsN; o += kThreads) {
+    const int r = o / kColsN, c = o % kColsN;
+    float v = red[0][r][c];
+    for (int w = 1; w < kWarps; ++w) v += red[w][r][c];
+    red[0][r][c] = v;  // only this thread reads (r, c)
+  }
+  __syncthreads();
+  skinny_finish<ROWS, kColsN>(p, red[0], c0, batch);
+}
+
+template <int ROWS, int LT>
+__global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_k(SkinnyArgs p) {
+  using namespace skinny;
+  __shared__ float s_sm[ROWS][kChunkK];
+  __shared__ float part[ROWS][kColsK];
+  const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+  const int slice = int(blockIdx.x) % p.split, c0 = (int(blockIdx.x) / p.split) * kColsK;
+  const long long batch = blockIdx.z + p.batch_base;
+  const int kb = slice * p.slice_k, ke = min(p.k, kb + p.slice_k);
+  const char* sb = static_cast<const char*>(p.s.ptr);
+  const void* lb = p.l.ptr;
+  const long long lbase = batch * p.l.bs, sbase = batch * p.s.bs;
+  constexpr int kCols = kColsK / kWarps;
+  long long col_off[kCols];
+  bool col_in[kCols];
+#pragma unroll
+  for (int c = 0; c < kCols; ++c) {
+    const int gc = c0 + warp * kCols + c;
+    col_in[c] = gc < p.cols;
+    col_off[c] = lbase + (long long)gc * p.l.sc;
+  }
+
+  float acc[ROWS][kCols];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) acc[r][c] = 0.0f;
+
+  for (int k0 = kb; k0 < ke; k0 += kChunkK) {
+    __syncthreads();
+    for (int e = int(threadIdx.x); e < kChunkK * ROWS; e += kThreads) {
+      const int r = e / kChunkK, kk = e % kChunkK, gk = k0 + kk;
+      s_sm[r][kk] = (gk < ke && r < p.rows) ? load(p.s.dtype, sb, sbase + r * p.s.sr + gk * p.s.sc) : 0.0f;
+    }
+    __syncthreads();
+    constexpr int kGroup = ROWS >= 16 ? 2 : 4;  // K steps loaded before use (registers allowing)
+#pragma unroll
+    for (int h = 0; h < kChunkK / 32; h += kGroup) {
+      float v[kGroup][kCols];
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) {
+        const int gk = k0 + lane + 32 * (h + i);
+#pragma unroll
+        for (int c = 0; c < kCols; ++c)
+          v[i][c] = (gk < ke && col_in[c]) ? skinny_load<LT>(lb, col_off[c] + (long long)gk * p.l.sr, p.l.dtype) : 0.0f;
+      }
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) {
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+          const float s = s_sm[r][lane + 32 * (h + i)];
+#pragma unroll
+          for (int c = 0; c < kCols; ++c) acc[r][c] = fmaf(s, v[i][c], acc[r][c]);
+        }
+      }
+    }
+  }
+
+  // Lane sums by a fixed butterfly (the same order every run).
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      float v = acc[r][c];
+#pragma unroll
+      for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
+      if (lane == 0) part[r][warp * kCols + c] = v;
+    }
+  __syncthreads();
+  skinny_finish<ROWS, kColsK>(p, part, c0, batch);
+}
+
+}  // namespace omnigemm::detail::cuda

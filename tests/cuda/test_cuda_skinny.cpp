@@ -1,0 +1,186 @@
+// cuda.skinny on a GPU: every few-rows table row with every split, forced on ragged problems it
+// serves (both ends of its row range, K slices with masked tails, batches, every input and output
+// dtype, C, bias and activations), the short-K tile likewise, bit-identical results run to run
+// with split-K, the refusals, and the default choice on unaligned skinny and short-K problems. Without an sm_90 device every test prints
+// "SKIPPED cuda: <test>: <reason>".
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "context_internal.hpp"
+#include "cuda_device_support.hpp"
+
+using namespace omnigemm;
+using namespace omnigemm::test;
+
+namespace {
+
+std::vector<detail::Config> skinny_configs(Context& ctx) {
+  for (detail::KernelFamily* f : detail::context_backend(ctx.c_handle()).families())
+    if (std::string(f->name()) == "skinny") return {f->configs().begin(), f->configs().end()};
+  FAIL("no CUDA family skinny");
+  return {};
+}
+
+// A case `cfg` serves: its small side (rows, or columns for the t forms) `small`, the long side
+// two blocks and a ragged tail, K split into `split` slices with a masked tail, the large
+// operand laid out as the form loads it.
+Case skinny_case(const detail::Config& cfg, int64_t small, int variant) {
+  const std::string form(cfg.form.view());
+  const bool t = form[0] == 't', lanes_k = form.ends_with("dot");
+  const int64_t cols = 2 * (t ? cfg.block_m : cfg.block_n) + 5 + variant;
+  const int64_t k = int64_t(cfg.block_k) * cfg.split_k + 7 + 3 * variant;
+  Case c{t ? cols : small, t ? small : cols, k, 1 + variant % 2};
+  const Dtype ins[] = {Dtype::f16, Dtype::bf16, Dtype::f32, Dtype::fp8_e4m3};
+  const Dtype outs[] = {Dtype::f32, Dtype::f16, Dtype::bf16};
+  c.a = c.b = ins[variant % 4];
+  if (variant == 3) c.b = Dtype::fp8_e5m2;  // the untyped loader: fp8 of both kinds
+  c.d = outs[variant % 3];
+  if (!t) {  // large operand B (K x N): contiguous along N (n) or K (k)
+    c.tb = lanes_k;
+    c.lb = Layout::row_major;
+    c.ta = variant & 1;
+  } else {  // large operand A^T: A contiguous along M (tn) or K (tk)
+    c.ta = !lanes_k;
+    c.la = Layout::row_major;
+    c.tb = variant & 1;
+  }
+  c.ld = variant & 2 ? Layout::col_major : Layout::row_major;
+  c.epi.alpha = 0.75f;
+  c.epi.beta = variant % 2 ? -0.5f : 0.0f;
+  c.epi.act = Activation(variant % 5);
+  c.epi.slope = 0.1f;
+  c.epi.bias_mode = BiasMode(variant % 3);
+  c.config = cfg.to_string();
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: skinny, forced, on every table row and split with ragged problems") {
+  auto ctx = sm90_context("skinny rows");
+  if (!ctx) return;
+  int ran = 0;
+  for (const detail::Config& cfg : skinny_configs(*ctx)) {
+    if (cfg.form == "outer") continue;  // the short-K tile: its own test
+    const int rows = cfg.form.view()[0] == 't' ? cfg.block_n : cfg.block_m;
+    std::vector<int64_t> smalls{rows};
+    if (rows / 2 + 1 < rows) smalls.push_back(rows / 2 + 1);
+    for (int64_t small : smalls) {
+      for (int variant = 0; variant < 2; ++variant) {
+        run_case(*ctx, skinny_case(cfg, small, variant + (small % 3)));
+        ++ran;
+      }
+    }
+  }
+  CHECK(ran >= 4 * 5 * 4 * 2);
+}
+
+TEST_CASE("cuda: skinny refuses what it does not serve, naming why") {
+  auto ctx = sm90_context("skinny refusals");
+  if (!ctx) return;
+  Case c{40, 300, 100};  // 40 rows: more than any row of the table
+  c.a = c.b = c.d = Dtype::f16;
+  c.config = "skinny:16x64x64-g1-s1-w8-axpy";
+  c.must_refuse = "serves problems of 9 to 16 rows";
+  run_case(*ctx, c);
+  Case w{4, 300, 100};  // B contiguous along K: the n form does not load it
+  w.a = w.b = w.d = Dtype::bf16;
+  w.tb = true;
+  w.config = "skinny:4x64x64-g1-s1-w8-axpy";
+  w.must_refuse = "the dot forms load it";
+  run_case(*ctx, w);
+  Case s{4, 300, 100};  // two K chunks cannot make eight slices
+  s.a = s.b = s.d = Dtype::bf16;
+  s.config = "skinny:4x64x64-g1-s1-w8-k8-axpy";
+  s.must_refuse = "split-K 8 needs";
+  run_case(*ctx, s);
+  Case o{300, 300, 65};  // the outer-product tile takes K up to 64
+  o.a = o.b = o.d = Dtype::f16;
+  o.config = "skinny:64x128x16-g8-s1-w8-outer";
+  o.must_refuse = "serves K up to 64";
+  run_case(*ctx, o);
+}
+
+TEST_CASE("cuda: skinny's short-K tile, forced, on ragged problems with every dtype, layout and epilogue") {
+  auto ctx = sm90_context("skinny outer");
+  if (!ctx) return;
+  const Dtype ins[] = {Dtype::f16, Dtype::bf16, Dtype::f32, Dtype::fp8_e4m3, Dtype::fp8_e5m2};
+  const Dtype outs[] = {Dtype::f32, Dtype::f16, Dtype::bf16};
+  int variant = 0;
+  for (int64_t k : {1, 4, 7, 16, 17, 33, 64})
+    for (auto [m, n] : {std::pair{int64_t(1), int64_t(130)}, std::pair{int64_t(129), int64_t(257)}, std::pair{int64_t(300), int64_t(5)}}) {
+      Case c{m, n, k, 1 + variant % 3};
+      c.a = ins[variant % 5];
+      c.b = ins[(variant + 1) % 5];
+      c.d = outs[variant % 3];
+      c.ta = variant & 1;
+      c.tb = variant & 2;
+      c.ld = variant & 4 ? Layout::col_major : Layout::row_major;
+      c.epi.alpha = 1.5f;
+      c.epi.beta = variant % 2 ? 0.25f : 0.0f;
+      c.epi.act = Activation(variant % 5);
+      c.epi.slope = 0.1f;
+      c.epi.bias_mode = BiasMode(variant % 3);
+      c.d_aligned = variant % 4 == 0;  // vector pair stores where D allows
+      c.config = "skinny:64x128x16-g8-s1-w8-outer";
+      run_case(*ctx, c);
+      ++variant;
+    }
+}
+
+TEST_CASE("cuda: skinny split-K gives the same bits on every run") {
+  auto ctx = sm90_context("skinny determinism");
+  if (!ctx) return;
+  HostMatrix A(3, 5000, Dtype::bf16, Layout::row_major, 3), B(5000, 333, Dtype::bf16, Layout::row_major, 1),
+      D(3, 333, Dtype::f32);
+  A.randomize();
+  B.randomize();
+  Gemm g;
+  g.a = A.host_view();
+  g.b = B.host_view();
+  g.config = "skinny:4x64x64-g1-s1-w8-k8-axpy";
+  std::vector<unsigned char> first;
+  for (int run = 0; run < 3; ++run) {
+    D.poison();
+    g.d = D.host_view();
+    const Status s = ctx->run_host(g);
+    REQUIRE_MESSAGE(s.ok(), s.message);
+    if (run == 0) {
+      const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1));
+      CHECK(r.non_finite == 0);
+      CHECK(r.rel_error <= tolerance(Dtype::f32, 5000, Dtype::bf16, Dtype::bf16));
+      first = D.bytes;
+    } else {
+      CHECK(D.bytes == first);
+    }
+  }
+}
+
+TEST_CASE("cuda: unaligned skinny problems choose skinny and match float64") {
+  auto ctx = sm90_context("skinny default choice");
+  if (!ctx) return;
+  // Odd leading dimensions (run_case pads by odd element counts): TMA cannot load B in place.
+  for (auto [m, n, k, tb] : {std::tuple{int64_t(1), int64_t(7433), int64_t(1290), false},
+                             std::tuple{int64_t(3), int64_t(771), int64_t(1360), true},
+                             std::tuple{int64_t(4789), int64_t(1), int64_t(4968), false},
+                             std::tuple{int64_t(12632), int64_t(9), int64_t(1799), true},
+                             std::tuple{int64_t(1775), int64_t(1235), int64_t(6), false},
+                             std::tuple{int64_t(2766), int64_t(466), int64_t(7), true}}) {
+    Case c{m, n, k};
+    c.a = c.b = c.d = Dtype::bf16;
+    c.tb = tb;
+    run_case(*ctx, c);
+    Gemm g;  // the same shapes through explain: the family chosen
+    HostMatrix A(m, k, Dtype::bf16, Layout::row_major, 2), B(tb ? n : k, tb ? k : n, Dtype::bf16, Layout::row_major, 1),
+        D(m, n, Dtype::bf16, Layout::row_major, 1);
+    B.transposed = tb;
+    g.a = A.host_view();
+    g.b = B.host_view();
+    g.d = D.host_view();
+    auto ex = ctx->explain(g);
+    REQUIRE(ex.ok());
+    CHECK_MESSAGE(ex->family() == "cuda.skinny", ex->report());
+  }
+}
