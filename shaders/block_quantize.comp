@@ -153,10 +153,11 @@ void dequantize_element(uint i) {
   } else {
     v = e * uintBitsToFloat(s32[si]);
   }
-  v = v * uintBitsToFloat(p.global_bits);
+  // A NaN as 0x7fc00000: NVIDIA's arithmetic returns 0x7fffffff from a NaN operand.
+  const uint bits = og_bf_nan_canonical(floatBitsToUint(v * uintBitsToFloat(p.global_bits)));
   const uint o = p.p_off + r * p.p_sr + c * p.p_sk;
-  if (PLAIN_TYPE == 0u) o32[o] = floatBitsToUint(v);
-  else o16[o] = uint16_t(og_f32_to_16bit(int(PLAIN_TYPE), v));
+  if (PLAIN_TYPE == 0u) o32[o] = bits;
+  else o16[o] = uint16_t(og_f32_to_16bit(int(PLAIN_TYPE), uintBitsToFloat(bits)));
 }
 
 void main() {

@@ -146,7 +146,8 @@ __global__ void tensor_amax(View v, unsigned* out) {
   }
 }
 
-// f32(f32(element * scale) * global) into the plain output, one element per thread.
+// f32(f32(element * scale) * global) into the plain output, one element per thread; a NaN as
+// 0x7fc00000 (the GPU's own arithmetic returns 0x7fffffff from a NaN operand).
 __global__ void dequantize_elements(View v) {
   const int64_t n = v.rows * v.k;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
@@ -159,7 +160,7 @@ __global__ void dequantize_elements(View v) {
     if (v.mode == OG_BF_MODE_VEC32_UE8M0) x = sbits == 255u ? __uint_as_float(0x7fc00000u) : ldexpf(e, int(sbits) - 127);
     else if (v.mode == OG_BF_MODE_VEC16_UE4M3) x = __fmul_rn(e, og_bf_e4m3_to_f32(sbits & 0x7fu));
     else x = __fmul_rn(e, __uint_as_float(sbits));
-    x = __fmul_rn(x, __uint_as_float(v.global_bits));
+    x = __uint_as_float(og_bf_nan_canonical(__float_as_uint(__fmul_rn(x, __uint_as_float(v.global_bits)))));
     const int64_t o = r * v.p_sr + c * v.p_sk;
     if (v.plain_type == OG_DTYPE_F32) static_cast<float*>(v.dst)[o] = x;
     else static_cast<uint16_t*>(v.dst)[o] = uint16_t(og_f32_to_16bit(int(v.plain_type), x));

@@ -1,5 +1,5 @@
 // CUDA backend: the device (cuda_device.hpp), memory, timing, and the kernel families that run
-// problems on it, fastest first (families.hpp): sm90_wgmma and sm90_repack on sm_90 devices,
+// problems on it, fastest first (families.hpp): sm90_blockscaled, sm90_wgmma and sm90_repack on sm_90 devices,
 // sm80_mma on sm_80 and newer, simt everywhere. Tiles are visited in the order of the shared scheduler
 // (omnigemm/tile_schedule.h).
 #include <algorithm>
@@ -19,6 +19,7 @@ class CudaBackend final : public Backend {
     if (Status s = dev_.init(device_index); !s) return s;
     OG_CUDA_TRY(cudaEventCreate(&start_), "cudaEventCreate");
     OG_CUDA_TRY(cudaEventCreate(&stop_), "cudaEventCreate");
+    owned_.push_back(make_sm90_blockscaled_family(dev_));
     owned_.push_back(make_sm90_wgmma_family(dev_));
     owned_.push_back(make_sm90_repack_family(dev_, *owned_.back()));
     owned_.push_back(make_sm80_mma_family(dev_));
@@ -37,10 +38,14 @@ class CudaBackend final : public Backend {
   uint32_t input_dtypes() const override { return 0x1f; }
   uint32_t output_dtypes() const override { return 0x07; }
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
+  // Plain operands and 128-blockwise fp8 (cuda.sm90_blockscaled, sm_90 devices).
+  uint32_t scale_modes() const override {
+    return (1u << OG_SCALE_MODE_DEFAULT) | (1u << OG_SCALE_MODE_VEC128_F32) | (1u << OG_SCALE_MODE_BLK128x128_F32);
+  }
   bool supports_async() const override { return true; }
   std::span<KernelFamily* const> families() const override { return families_; }
 
-  // Device quantisation (block_quantize.cu); block-scaled GEMMs wait for the Hopper family.
+  // Device quantisation (block_quantize.cu); block-scaled GEMMs run on cuda.sm90_blockscaled.
   Status quantize(const Operand& src, const Operand& dst, bool operand_b, float& global, void* stream) override {
     OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
     return cuda_quantize(src, dst, operand_b, global, stream);

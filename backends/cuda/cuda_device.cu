@@ -192,6 +192,12 @@ Problem transposed(const Problem& p) {
   return t;
 }
 
+Status refuse_block_scales(const Problem& p) {
+  if (p.a.scale.present() || p.b.scale.present())
+    return error(StatusCode::unsupported, "block-scaled operands run on the sm90_blockscaled family only");
+  return {};
+}
+
 bool check_16_byte_operand(const Operand& o, int eb, int64_t outer_stride, int64_t batch, std::string* why) {
   const uintptr_t base = reinterpret_cast<uintptr_t>(o.mem.ptr) + uintptr_t(o.mem.offset);
   const char* bad = nullptr;

@@ -1,6 +1,8 @@
-// The CUDA backend's kernel families, fastest first: cuda.sm90_wgmma (Hopper), cuda.sm90_repack
-// (Hopper, on copies of operands TMA cannot load), cuda.sm80_mma (Ampere and newer), cuda.skinny
-// (memory-bound problems of at most 16 output rows or columns), cuda.simt (everything else). Each is defined by its table in families/.
+// The CUDA backend's kernel families, fastest first: cuda.sm90_blockscaled (Hopper, block-scaled
+// operands only), cuda.sm90_wgmma (Hopper), cuda.sm90_repack (Hopper, on copies of operands TMA
+// cannot load), cuda.sm80_mma (Ampere and newer), cuda.skinny (memory-bound problems: at most 16
+// output rows or columns, or short K), cuda.simt (everything else). Each is defined by its table
+// in families/.
 #pragma once
 #include <memory>
 
@@ -9,6 +11,11 @@
 namespace omnigemm::detail {
 
 std::unique_ptr<KernelFamily> make_sm90_wgmma_family(CudaDevice& device);
+// cuda.sm90_blockscaled: 128-blockwise fp8 with promotion per scale block (blockscaled/), the only
+// CUDA family that takes block-scaled operands (the others refuse them: refuse_block_scales).
+std::unique_ptr<KernelFamily> make_sm90_blockscaled_family(CudaDevice& device);
+// Unsupported where an operand is block-scaled (og_scales present), else OK.
+Status refuse_block_scales(const Problem& p);
 // cuda.sm90_repack: sm90_wgmma on aligned K-major copies of the operands it cannot load (repack/).
 std::unique_ptr<KernelFamily> make_sm90_repack_family(CudaDevice& device, KernelFamily& sm90_wgmma);
 std::unique_ptr<KernelFamily> make_sm80_mma_family(CudaDevice& device);

@@ -30,6 +30,7 @@ class SimtFamily final : public PlannedFamily<SimtLaunch> {
   std::span<const Config> configs() const override { return kSimtConfigs; }
 
   Status can_implement(const Problem& p, const Config& c) const override {
+    if (Status s = refuse_block_scales(p); !s) return s;
     std::string why;
     Config single_stage = c;  // the kernel keeps one f32 stage in shared memory
     single_stage.stages = 1;

@@ -115,13 +115,15 @@ void dequantize_row(const KView& v, int64_t r, int64_t k0, int64_t n, float* out
     const int64_t row = r * v.sr;
     // (element * scale) * global: two f32 roundings (the first exact but for f32 scales); a
     // global of 1 changes nothing.
+    // A NaN result (a NaN scale or element) as og_bf_nan_canonical's one pattern.
+    auto canonical = [](float x) { return std::bit_cast<float>(og_bf_nan_canonical(std::bit_cast<uint32_t>(x))); };
     if (fp4) {
       for (; k < seg; ++k, out += out_stride) {
         const int64_t i = row + k;
-        *out = (table[(v.base[i >> 1] >> ((i & 1) * 4)) & 15u] * s) * g;
+        *out = canonical((table[(v.base[i >> 1] >> ((i & 1) * 4)) & 15u] * s) * g);
       }
     } else {
-      for (; k < seg; ++k, out += out_stride) *out = (table[v.base[row + k * v.sk]] * s) * g;
+      for (; k < seg; ++k, out += out_stride) *out = canonical((table[v.base[row + k * v.sk]] * s) * g);
     }
   }
 }

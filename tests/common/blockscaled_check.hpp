@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,10 @@ struct BlockCase {
   Dtype c = Dtype::f32, d = Dtype::f32;
   EpilogueSpec epi;
   std::string config;  // forced config (empty: the backend's choice)
+  int64_t ld_pad = 1;  // extra elements per leading dimension of A and B (made even for fp4)
+  // The family multiplies fp8 elements on fp8 tensor cores, whose accumulation within a scale
+  // block is of reduced precision: gemm_check.hpp's fp8 tolerance.
+  bool fp8_accumulation = false;
 };
 
 // Runs `c` through og_gemm_host (the operands staged to the backend with their scales) on a
@@ -172,11 +177,11 @@ inline void run_block_case(Context& ctx, const BlockCase& c) {
   CAPTURE(c.config);
   const BlockFormat& f = c.format;
   BlockOperand A, B;
-  Status s = make_block_operand(A, Operand::a, f.a, f.a_mode, c.ta ? c.k : c.m, c.ta ? c.m : c.k, c.la, c.ta, c.sa, 1,
-                                c.batch, c.scale_pad);
+  Status s = make_block_operand(A, Operand::a, f.a, f.a_mode, c.ta ? c.k : c.m, c.ta ? c.m : c.k, c.la, c.ta, c.sa,
+                                c.ld_pad, c.batch, c.scale_pad);
   REQUIRE_MESSAGE(s.ok(), s.message);
-  s = make_block_operand(B, Operand::b, f.b, f.b_mode, c.tb ? c.n : c.k, c.tb ? c.k : c.n, c.lb, c.tb, c.sb, 1, c.batch,
-                         c.scale_pad);
+  s = make_block_operand(B, Operand::b, f.b, f.b_mode, c.tb ? c.n : c.k, c.tb ? c.k : c.n, c.lb, c.tb, c.sb, c.ld_pad,
+                         c.batch, c.scale_pad);
   REQUIRE_MESSAGE(s.ok(), s.message);
   HostMatrix D(c.m, c.n, c.d, Layout::row_major, 2, c.batch, 3);
   HostMatrix C(c.m, c.n, c.c, Layout::col_major, 1, c.batch, 2);
@@ -204,7 +209,29 @@ inline void run_block_case(Context& ctx, const BlockCase& c) {
   const ErrorReport r = compare(D, ref, &d_before);
   CHECK(r.non_finite == 0);
   CHECK(r.padding_touched == 0);
-  CHECK(r.rel_error <= tolerance(c.d, c.k));
+  CHECK(r.rel_error <= (c.fp8_accumulation ? tolerance(c.d, c.k, Dtype::fp8_e4m3, Dtype::fp8_e4m3) : tolerance(c.d, c.k)));
+}
+
+// Elements along K per scale of a format's operand.
+inline int64_t block_k(ScaleMode m, Dtype d) {
+  if (m == ScaleMode::vec128_f32 || m == ScaleMode::blk128x128_f32) return 128;
+  return d == Dtype::nvfp4 || m == ScaleMode::vec16_ue4m3 ? 16 : 32;
+}
+
+// Checks that two byte buffers are equal; where they are not, says how many bytes differ, in
+// how many distinct places (`where(i)` names byte i: element, K block, scale) the first 8 lie.
+template <class Where>
+inline void report_differences(const char* what, const std::vector<uint8_t>& host, const std::vector<uint8_t>& device,
+                               Where where) {
+  REQUIRE(host.size() == device.size());
+  int64_t differ = 0;
+  std::string first;
+  for (size_t i = 0; i < host.size(); ++i)
+    if (host[i] != device[i]) {
+      if (differ < 8) first += "\n  " + std::string(what) + " " + std::to_string(i) + ": " + where(i);
+      ++differ;
+    }
+  CHECK_MESSAGE(differ == 0, differ, " ", what, "s differ (host vs device); the first:", first);
 }
 
 // Device quantisation (og_quantize / og_dequantize) on `ctx` against the host functions, bit for
@@ -248,8 +275,13 @@ inline void check_device_quantization(Context& ctx) {
       REQUIRE_MESSAGE(st.ok(), st.message);
       REQUIRE(og_memory_download(c, de.data(), at(e_at), de.size()) == OG_OK);
       REQUIRE(og_memory_download(c, ds.data(), at(s_at), ds.size()) == OG_OK);
-      CHECK(de == he);
-      CHECK(ds == hs);
+      // Element bytes: stored N x K (ld = shape's), 2 per byte for fp4; scale bytes in `layout`.
+      const int64_t e_ld = shape.src.ld, k_per_byte = is_fp4(f.b) ? 2 : 1;
+      report_differences("element byte", he, de, [&](size_t i) {
+        const int64_t e = int64_t(i) * k_per_byte, n = e / e_ld, k = e % e_ld;
+        return "n " + std::to_string(n) + ", k " + std::to_string(k) + " (K block " + std::to_string(k / block_k(f.b_mode, f.b)) + ")";
+      });
+      report_differences("scale byte", hs, ds, [&](size_t i) { return "offset " + std::to_string(i) + " in the scale tensor"; });
       CHECK(dev_dst.raw.scale.global == host_dst.raw.scale.global);
       // Dequantised on the device into f32 and bf16 D (K x N column-major, the same storage as
       // N x K), against the host's dequantisation.
@@ -265,9 +297,19 @@ inline void check_device_quantization(Context& ctx) {
         REQUIRE_MESSAGE(ds_st.ok(), ds_st.message);
         REQUIRE(og_memory_download(c, d.bytes.data(), dbuf, d.bytes.size()) == OG_OK);
         REQUIRE(og_memory_free(c, dbuf) == OG_OK);
-        int64_t differ = 0;
-        for (size_t i = 0; i < h.bytes.size(); ++i) differ += h.bytes[i] != d.bytes[i];
-        CHECK(differ == 0);
+        CAPTURE(std::string(name(out)));
+        const int64_t eb = out == Dtype::f32 ? 4 : 2, d_ld = h.ld;
+        report_differences("dequantised byte", h.bytes, d.bytes, [&](size_t i) {  // K x N column-major
+          const int64_t e = int64_t(i) / eb, n = e / d_ld, k = e % d_ld;
+          std::string bits;
+          for (int64_t j = 0; j < eb; ++j) {
+            char x[8];
+            std::snprintf(x, sizeof x, "%02x/%02x ", h.bytes[size_t(e * eb + j)], d.bytes[size_t(e * eb + j)]);
+            bits += x;
+          }
+          return "n " + std::to_string(n) + ", k " + std::to_string(k) + " (K block " + std::to_string(k / block_k(f.b_mode, f.b)) +
+                 "), bytes host/device from the lowest: " + bits;
+        });
       }
       REQUIRE(og_memory_free(c, buf) == OG_OK);
     }

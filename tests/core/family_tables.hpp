@@ -38,6 +38,12 @@ inline std::vector<std::pair<std::string, std::vector<Config>>> family_tables() 
 #include "../../backends/cuda/families/sm90_wgmma.inc"
 #undef OG_CUDA_SM90_WGMMA
        }},
+      {"cuda.sm90_blockscaled",
+       {
+#define OG_CUDA_SM90_BLOCKSCALED(bm, bn, bk, gm, st) Config{"sm90_blockscaled", bm, bn, bk, gm, st, 12, 0, 1, {}},
+#include "../../backends/cuda/families/sm90_blockscaled.inc"
+#undef OG_CUDA_SM90_BLOCKSCALED
+       }},
       {"hip.gfx90a_mfma",
        {
 #define OG_HIP_GFX90A_MFMA(bm, bn, bk, gm, st, wa, wpe) Config{"gfx90a_mfma", bm, bn, bk, gm, st, wa, wpe, 1, {}},

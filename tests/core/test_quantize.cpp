@@ -81,9 +81,37 @@ TEST_CASE("quantise: mxfp8 value table (OCP scale, clipping, NaN / Inf / zero bl
   CHECK(d[2] == 0.25f / 256.0f);
   CHECK(d[3] == -0.5f);
   CHECK(d[4] == 0.25f);
-  for (int k = 32; k < 64; ++k) CHECK(std::isnan(d[size_t(k)]));
+  // NaN blocks dequantise to the one NaN pattern 0x7fc00000 (og_bf_nan_canonical).
+  const float qnan = std::bit_cast<float>(0x7fc00000u);
+  for (int k = 32; k < 64; ++k) CHECK(same_bits(d[size_t(k)], qnan));
   for (int k = 64; k < 96; ++k) CHECK(same_bits(d[size_t(k)], 0.0f));
-  for (int k = 96; k < 128; ++k) CHECK(std::isnan(d[size_t(k)]));
+  for (int k = 96; k < 128; ++k) CHECK(same_bits(d[size_t(k)], qnan));
+}
+
+TEST_CASE("dequantise: every NaN (NaN scale, NaN element code of either sign) is the one pattern 0x7fc00000") {
+  // x86 arithmetic keeps a NaN operand's sign and payload (0xffc00000 from the e4m3 code 0xff),
+  // NVIDIA GPUs return 0x7fffffff: dequantisation stores neither, so host and devices agree.
+  std::vector<float> src(2 * 64, 0.5f);
+  src[70] = NAN;  // row 1, block 0: a NaN scale
+  Quantised q = quantise_a(src, 2, 64, Dtype::mxfp8, ScaleMode::dtype_default, ScaleLayout::row_major);
+  q.elements[0] = 0xff;  // -NaN in e4m3
+  q.elements[1] = 0x7f;  // +NaN
+  const std::vector<float> d = dequantise(q, 2, 64);
+  const float qnan = std::bit_cast<float>(0x7fc00000u);
+  CHECK(same_bits(d[0], qnan));
+  CHECK(same_bits(d[1], qnan));
+  CHECK(d[2] == 0.5f);
+  for (int k = 64; k < 96; ++k) CHECK(same_bits(d[size_t(k)], qnan));
+  // 16-bit outputs: bf16 0x7fc0, f16 0x7e00.
+  std::vector<uint16_t> h(size_t(2 * 64), 0x1234);
+  for (Dtype out : {Dtype::bf16, Dtype::f16}) {
+    Status st = dequantize_host(q.view, Matrix::host(h.data(), 2, 64, out), Operand::a);
+    REQUIRE_MESSAGE(st.ok(), st.message);
+    const uint16_t want = out == Dtype::bf16 ? 0x7fc0 : 0x7e00;
+    CHECK(h[0] == want);
+    CHECK(h[1] == want);
+    CHECK(h[64] == want);
+  }
 }
 
 TEST_CASE("quantise: mxfp4 nibble order, partial last block and packed scales with zero padding") {

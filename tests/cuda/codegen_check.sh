@@ -79,5 +79,29 @@ fi
 expect "$work/sm90a_fp8.ptx" ".f32.e4m3.e4m3" "sm_90a e4m3 x e4m3 -> f32 wgmma"
 expect "$work/sm90a_fp8.ptx" ".f32.e5m2.e5m2" "sm_90a e5m2 x e5m2 -> f32 wgmma"
 
+# sm_90a block-scaled (cuda.sm90_blockscaled): fp8 wgmma whose first K step per scale block
+# overwrites the temporary accumulators (scale-d from a register), TMA loads, the promotion's
+# FFMAs; ptxas fits every tile (128 main + 64 temporary accumulators at 128x256) within 16 bytes
+# of spills (the epilogue's called chunk functions, as for sm90_wgmma's 128-accumulator
+# consumers) and keeps the wgmmas of a K block pipelined (no C7515).
+ptx="$work/sm90a_blockscaled.ptx"
+"$nvcc" "${flags[@]}" -arch=compute_90a -ptx "$src/backends/cuda/blockscaled/instances.cu" -o "$ptx"
+expect "$ptx" "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3" "sm_90a block-scaled 128-column fp8 wgmma"
+expect "$ptx" "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2" "sm_90a block-scaled 64-column e5m2 wgmma"
+expect "$ptx" "cp.async.bulk.tensor.3d.shared::cluster.global" "sm_90a block-scaled TMA loads"
+expect "$ptx" "setmaxnreg" "sm_90a block-scaled register reallocation"
+expect "$ptx" "fma.rn.f32" "sm_90a block-scaled promotion (FFMA into the main accumulators)"
+"$(dirname "$nvcc")/ptxas" -arch=sm_90a -v "$ptx" -o "$work/sm90a_blockscaled.cubin" 2> "$work/sm90a_blockscaled.ptxas.log" ||
+  { echo "FAIL  ptxas sm_90a block-scaled:"; cat "$work/sm90a_blockscaled.ptxas.log"; failures=$((failures + 1)); }
+kernels=$(grep -c "Compiling entry function '_ZN8omnigemm6detail4sm9013gemm_block128" "$work/sm90a_blockscaled.ptxas.log" || true)
+worst=$(grep -oE "[0-9]+ bytes spill (stores|loads)" "$work/sm90a_blockscaled.ptxas.log" | awk '{print $1}' | sort -n | tail -1)
+serialized=$(grep -c "C7515" "$work/sm90a_blockscaled.ptxas.log" || true)
+if [ "$kernels" -ge 12 ] && [ "${worst:-0}" -le 16 ] && [ "$serialized" -eq 0 ]; then
+  echo "ok    sm_90a block-scaled: $kernels kernels, at most ${worst:-0} bytes of spills, none with serialized wgmmas"
+else
+  echo "FAIL  sm_90a block-scaled: $kernels kernels (expected 12), up to ${worst:-?} bytes of spills, $serialized with serialized wgmmas (C7515)"
+  failures=$((failures + 1))
+fi
+
 if [ "$failures" -ne 0 ]; then echo "codegen check: $failures failure(s)"; exit 1; fi
 echo "codegen check: all passed"

@@ -1,13 +1,36 @@
 // Block-scaled formats on the CUDA backend: device quantisation and dequantisation
-// (backends/cuda/block_quantize.cu) bit-exact with the host's; block-scaled GEMMs refused by name
-// until the Hopper block-scaled family exists. Reported as SKIPPED without a CUDA device.
+// (backends/cuda/block_quantize.cu) bit-exact with the host's; 128-blockwise fp8 GEMMs through
+// cuda.sm90_blockscaled on sm_90 (random ragged shapes, both fp8 element types, A's scales per
+// 1 x 128 or 128 x 128, row- and column-major scale tensors with padded leading dimensions,
+// every epilogue and output dtype, every tile) against the float64 reference built from the
+// dequantised operands; the other formats refused by name. Reported as SKIPPED without a CUDA
+// device.
 #include <doctest/doctest.h>
+
+#include <array>
+#include <random>
+#include <string>
+#include <vector>
 
 #include "backend_cases.hpp"
 #include "blockscaled_check.hpp"
+#include "cuda_device_support.hpp"
 
 using namespace omnigemm;
 using namespace omnigemm::test;
+
+namespace {
+
+// Whether the context's device runs cuda.sm90_blockscaled (an sm_90 GPU).
+bool hopper(Context& ctx) {
+  og_capabilities caps{};
+  return og_context_capabilities(ctx.c_handle(), &caps) == OG_OK &&
+         std::string(caps.driver_version).find("sm_90") != std::string::npos;
+}
+
+bool block128(const BlockFormat& f) { return f.b_mode == ScaleMode::blk128x128_f32 || f.b_mode == ScaleMode::vec128_f32; }
+
+}  // namespace
 
 TEST_CASE("cuda block-scaled: device quantisation and dequantisation equal the host's bit for bit") {
   auto ctx = backend_context(Backend::cuda, "block-scaled device quantisation");
@@ -15,10 +38,57 @@ TEST_CASE("cuda block-scaled: device quantisation and dequantisation equal the h
   check_device_quantization(*ctx);
 }
 
-TEST_CASE("cuda block-scaled: GEMMs are refused (unsupported) naming the block-scale modes the backend runs") {
+TEST_CASE("cuda block-scaled: 128-blockwise fp8 on sm90_blockscaled, random ragged shapes, every epilogue") {
+  auto ctx = sm90_context("128-blockwise fp8 GEMMs on cuda.sm90_blockscaled");
+  if (!ctx) return;
+  // A's scales per 1 x 128 (VEC128) or per 128 x 128 (BLK128x128), B's per 128 x 128; e4m3 and e5m2.
+  const BlockFormat formats[] = {
+      {"fp8_block128", Dtype::fp8_e4m3, Dtype::fp8_e4m3, ScaleMode::vec128_f32, ScaleMode::blk128x128_f32},
+      {"fp8_block128 e5m2 x e4m3", Dtype::fp8_e5m2, Dtype::fp8_e4m3, ScaleMode::vec128_f32, ScaleMode::blk128x128_f32},
+      {"fp8_block128 A 128x128", Dtype::fp8_e4m3, Dtype::fp8_e5m2, ScaleMode::blk128x128_f32, ScaleMode::blk128x128_f32},
+  };
+  const Dtype outs[] = {Dtype::f32, Dtype::f16, Dtype::bf16};
+  const Activation acts[] = {Activation::none, Activation::relu, Activation::leaky_relu, Activation::gelu_tanh, Activation::silu};
+  const char* configs[] = {"", "sm90_blockscaled:128x256x128-g8-s4-w12", "sm90_blockscaled:128x128x128-g8-s6-w12",
+                           "sm90_blockscaled:128x64x128-g8-s8-w12"};
+  std::mt19937 g(std::random_device{}());
+  auto draw = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(g); };
+  // Fixed edges first (one element; exactly one tile; K of one partial block), then random shapes.
+  std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 16}, {128, 128, 128}, {129, 65, 48}, {300, 200, 1040}, {256, 384, 512}};
+  for (int i = 0; i < 12; ++i) shapes.push_back({draw(1, 400), draw(1, 400), 16 * draw(1, 48)});
+  int variant = 0;
+  for (const auto& s : shapes) {
+    const BlockFormat& f = formats[size_t(variant) % 3];
+    BlockCase c;
+    c.format = f;
+    c.m = s[0];
+    c.n = s[1];
+    c.k = s[2];
+    // fp8 wgmma reads K-major operands through TMA: A row-major, B held N x K, rows 16-byte aligned.
+    c.ta = false, c.la = Layout::row_major;
+    c.tb = true, c.lb = Layout::row_major;
+    c.ld_pad = 16 * (variant % 2);
+    c.sa = variant % 2 ? ScaleLayout::col_major : ScaleLayout::row_major;
+    c.sb = variant % 3 ? ScaleLayout::row_major : ScaleLayout::col_major;
+    c.scale_pad = variant % 4 == 1 ? 3 : 0;
+    c.d = outs[variant % 3];
+    c.c = variant % 2 ? Dtype::bf16 : Dtype::f32;
+    c.epi.act = acts[variant % 5];
+    c.epi.alpha = variant % 2 ? 0.5f : 1.0f;
+    c.epi.beta = variant % 3 == 1 ? 0.75f : 0.0f;
+    c.epi.bias_mode = variant % 3 == 0 ? BiasMode::per_n : variant % 3 == 1 ? BiasMode::per_m : BiasMode::none;
+    c.config = configs[size_t(variant) % 4];
+    c.fp8_accumulation = true;
+    ++variant;
+    run_block_case(*ctx, c);
+  }
+}
+
+TEST_CASE("cuda block-scaled: the formats without a CUDA family are refused (unsupported) naming the modes it runs") {
   auto ctx = backend_context(Backend::cuda, "block-scaled GEMM refusal");
   if (!ctx) return;
   for (const BlockFormat& f : block_formats()) {
+    if (block128(f) && hopper(*ctx)) continue;  // runs (above), or is refused below on other GPUs
     CAPTURE(std::string(f.name));
     BlockOperand A, B;
     REQUIRE(make_block_operand(A, Operand::a, f.a, f.a_mode, 64, 64, Layout::row_major, false, ScaleLayout::row_major).ok());
@@ -31,5 +101,6 @@ TEST_CASE("cuda block-scaled: GEMMs are refused (unsupported) naming the block-s
     const Status s = ctx->run_host(g);
     CAPTURE(s.message);
     CHECK(s.code == StatusCode::unsupported);
+    if (!block128(f)) CHECK(s.message.find("VEC128_F32") != std::string::npos);  // the modes the backend runs
   }
 }

@@ -127,6 +127,7 @@ class Sm90RepackFamily final : public KernelFamily {
   // run() knows the scratch. Refused where no operand needs a copy (sm90_wgmma runs the problem
   // as it is) and with sm90_wgmma's reason where it cannot run the copied problem.
   Status plan(const Problem& p, const Config& c, RepackPlan& pl) const {
+    if (Status s = refuse_block_scales(p); !s) return s;
     auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
     const og_dtype ta = p.a.dtype, tb = p.b.dtype;
     auto is_fp8 = [](og_dtype t) { return t == OG_DTYPE_FP8_E4M3 || t == OG_DTYPE_FP8_E5M2; };

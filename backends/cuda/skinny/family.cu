@@ -199,8 +199,7 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
       for (size_t j = 0; j < kSplitCount; ++j)
         if (kConfigs[i * kSplitCount + j] == c) row = &kRows[i];
     if (!row) return fail("the config must be one of the table's rows (families/skinny.inc), the few-rows ones with one of its splits");
-    if (p.a.scale.present() || p.b.scale.present() || dtype_is_block_scaled(p.a.dtype) || dtype_is_block_scaled(p.b.dtype))
-      return fail("block-scaled operands run on their own families");
+    if (Status s = refuse_block_scales(p); !s) return s;
     const bool t = transposed_form(row->form), lanes_k = lanes_k_form(row->form);
     const int64_t small = t ? p.n : p.m;
     if (small > row->rows || (row->rows > 1 && small <= row->rows / 2))
@@ -260,8 +259,7 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
 
   Status check_outer(const Problem& p, SkinnyLaunch& out, bool fill) const {
     auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
-    if (p.a.scale.present() || p.b.scale.present() || dtype_is_block_scaled(p.a.dtype) || dtype_is_block_scaled(p.b.dtype))
-      return fail("block-scaled operands run on their own families");
+    if (Status s = refuse_block_scales(p); !s) return s;
     if (p.k > kOuter.max_k) return fail("the outer-product tile serves K up to " + std::to_string(kOuter.max_k));
     if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
     const int64_t tiles = ((p.m + kOuter.block_m - 1) / kOuter.block_m) * ((p.n + kOuter.block_n - 1) / kOuter.block_n);

@@ -96,6 +96,7 @@ class Sm80MmaFamily final : public PlannedFamily<Sm80Launch> {
   // both operands stored as the multiplicand type, one unit stride each and 16-byte aligned bases,
   // leading dimensions and batch strides; the gathering loader takes everything else.
   Status check(const Problem& p, const Config& c, Sm80Launch& out, bool fill) const {
+    if (Status s = refuse_block_scales(p); !s) return s;
     auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
     const Sm80Row* row = nullptr;
     for (const Sm80Row& r : kRows)

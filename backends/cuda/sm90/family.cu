@@ -109,6 +109,7 @@ class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
 };
 
 Status Sm90WgmmaFamily::check(const Problem& p, const Config& c, Sm90Launch& out, bool fill) const {
+  if (Status s = refuse_block_scales(p); !s) return s;
   Form form;
   if (!sm90::parse_form(c.form.text, form))
     return error(StatusCode::unsupported, "the form must be coop, pingpong, mcast or swap");

@@ -27,7 +27,8 @@
  *
  * Dequantisation: value = f32(f32(element * scale) * global): the first product is exact for the
  * E8M0 and e4m3 scales (a power of two, or a 4-bit significand times e2m1's 2 bits), the second
- * is one f32 rounding (global is 1 except for nvfp4, and a no-op then).
+ * is one f32 rounding (global is 1 except for nvfp4, and a no-op then). Every NaN result is
+ * stored as 0x7fc00000 (og_bf_nan_canonical).
  *
  * Packed scale layout (cuBLASLt VEC16_UE4M3 / VEC32_UE8M0, CUTLASS and the block-scaled
  * tutorial): 512-byte tiles of 128 rows x 4 scale columns, rows padded to a multiple of 128 and
@@ -281,9 +282,16 @@ OG_FUNC og_uint og_bf_quantize_block128(int elem, og_uint x_bits, og_uint scale)
 }
 
 /* ---- Dequantisation ------------------------------------------------------------------------ */
-/* f32(f32(element * scale) * global), scale and global as f32 values. */
+/* Every NaN a dequantisation yields (a NaN scale, a NaN element code) as the one f32 pattern
+ * 0x7fc00000 (positive quiet NaN), so that host and devices agree bit for bit: arithmetic on a
+ * NaN keeps the operand's payload and sign on x86 and lavapipe but returns 0x7fffffff on NVIDIA
+ * GPUs, CUDA and Vulkan alike. */
+OG_FUNC og_uint og_bf_nan_canonical(og_uint f32_bits) {
+  return (f32_bits & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : f32_bits;
+}
+/* f32(f32(element * scale) * global), scale and global as f32 values; a NaN result as above. */
 OG_FUNC float og_bf_dequantize(int elem, og_uint code, float scale, float global) {
-  return (og_bits_float(og_bf_elem_bits(elem, code)) * scale) * global;
+  return og_bits_float(og_bf_nan_canonical(og_float_bits((og_bits_float(og_bf_elem_bits(elem, code)) * scale) * global)));
 }
 
 #endif /* OMNIGEMM_BLOCK_FORMATS_H */

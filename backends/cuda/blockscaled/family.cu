@@ -1,0 +1,183 @@
+// cuda.sm90_blockscaled: 128-blockwise fp8 GEMMs on Hopper (gemm_block128.cuh) as a kernel
+// family. Its rows (families/sm90_blockscaled.inc) name a 128 x BLOCK_N tile; this file checks a
+// problem against the kernel, builds the tensor maps, the scale views and the launch. The other
+// CUDA families refuse block-scaled operands, so block-scaled problems on sm_90 come here.
+#include <algorithm>
+#include <string>
+
+#include "../families.hpp"
+#include "../kernel_views.hpp"
+#include "../sm90/launch.hpp"
+#include "../sm90/tensor_map_memo.hpp"
+#include "launch.hpp"
+#include "omnigemm/tile_schedule.h"
+
+namespace omnigemm::detail {
+
+namespace {
+
+constexpr Config kConfigs[] = {
+#define OG_CUDA_SM90_BLOCKSCALED(bm, bn, bk, gm, st) Config{"sm90_blockscaled", bm, bn, bk, gm, st, 12, 0, 1, ""},
+#include "../families/sm90_blockscaled.inc"
+#undef OG_CUDA_SM90_BLOCKSCALED
+};
+
+bool is_fp8(og_dtype d) { return d == OG_DTYPE_FP8_E4M3 || d == OG_DTYPE_FP8_E5M2; }
+
+// Strides (in scales) of a resolved f32 scale tensor: row, column.
+void scale_strides(const BlockScale& s, long long& row, long long& col) {
+  if (s.layout == OG_SCALE_COL_MAJOR) row = 1, col = s.ld;
+  else row = s.ld, col = 1;
+}
+
+struct BlockscaledPlan {
+  sm90::Block128Launch l;
+};
+
+class Sm90BlockscaledFamily final : public PlannedFamily<BlockscaledPlan> {
+ public:
+  explicit Sm90BlockscaledFamily(CudaDevice& device) : dev_(device) {}
+  const char* name() const override { return "sm90_blockscaled"; }
+  std::span<const Config> configs() const override { return kConfigs; }
+
+  Status can_implement(const Problem& p, const Config& c) const override {
+    BlockscaledPlan l{};
+    return check(p, c, l, false);
+  }
+
+  CostHints hints(const Problem&, const Config&) const override {
+    CostHints h;
+    // fp8 wgmma with a promotion per 128-deep K block: about 0.6 of the fp8 dense peak.
+    h.efficiency = 0.6;
+    return h;
+  }
+
+ protected:
+  Status plan(const Problem& p, const Config& c, BlockscaledPlan& l) const override { return check(p, c, l, true); }
+
+  Status launch(BlockscaledPlan& pl, void* stream) override {
+    OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
+    pl.l.stream = static_cast<cudaStream_t>(stream);
+    OG_CUDA_TRY(sm90::launch_block128(pl.l), "gemm_block128 launch");
+    return {};
+  }
+
+  void summarize(const BlockscaledPlan& pl, PlanSummary& out) const override {
+    const sm90::Block128Launch& l = pl.l;
+    out.grid[0] = l.grid;
+    out.threads = 128 * (1 + sm90::kConsumers);
+    out.shared_bytes = (long long)sm90::shared_bytes(128, l.block_n, l.args.stages);
+    out.notes = "persistent, 128x" + std::to_string(l.block_n) +
+                " tiles, fp8 wgmma per 128-deep K block promoted into f32 accumulators with A's " +
+                (l.args.a_shift ? "128x128" : "1x128") + " and B's 128x128 scales";
+  }
+
+ private:
+  Status check(const Problem& p, const Config& c, BlockscaledPlan& out, bool fill) const;
+  bool encode(CUtensorMap& map, const Operand& o, int64_t k, int64_t rows, int64_t row_stride, int box_rows, int64_t batch,
+              std::string* why) const;
+
+  CudaDevice& dev_;
+  mutable sm90::TensorMapMemo maps_;
+};
+
+Status Sm90BlockscaledFamily::check(const Problem& p, const Config& c, BlockscaledPlan& out, bool fill) const {
+  auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
+  if (dev_.info.limits.arch / 10 != 9 || !dev_.encode_tiled)
+    return fail("needs an sm_90 device and a driver with cuTensorMapEncodeTiled (this is " + dev_.info.name + ")");
+  if (!is_fp8(p.a.dtype) || !is_fp8(p.b.dtype) || !p.a.scale.present() || !p.b.scale.present())
+    return fail("runs fp8 (e4m3/e5m2) A and B with 128-blockwise f32 scales only (VEC128_F32 or BLK128x128_F32 for A, "
+                "BLK128x128_F32 for B)");
+  const og_scale_mode ma = p.a.scale.mode, mb = p.b.scale.mode;
+  if (!(ma == OG_SCALE_MODE_VEC128_F32 || ma == OG_SCALE_MODE_BLK128x128_F32) || mb != OG_SCALE_MODE_BLK128x128_F32)
+    return fail("A's scales must be VEC128_F32 or BLK128x128_F32 and B's BLK128x128_F32 (a tile's columns share one scale)");
+  if (p.a.scale.layout == OG_SCALE_PACKED || p.b.scale.layout == OG_SCALE_PACKED)
+    return fail("f32 scales must be row- or column-major");
+  bool listed = false;
+  for (const Config& r : kConfigs) listed |= r.block_m == c.block_m && r.block_n == c.block_n && r.block_k == c.block_k;
+  if (!listed) return fail("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" +
+                           std::to_string(c.block_k) + " tile (the rows of families/sm90_blockscaled.inc)");
+  if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
+  if (c.split_k != 1) return fail("no split-K");
+  if (!c.form.empty()) return fail("the family has no forms");
+  if (c.stages < 2) return fail("needs at least 2 pipeline stages");
+  const size_t smem = sm90::shared_bytes(c.block_m, c.block_n, c.stages);
+  if (smem > size_t(dev_.info.limits.max_shared_bytes))
+    return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
+  if (p.k < 1) return fail("K must be at least 1");
+  if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
+  const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
+  if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
+  // fp8 wgmma reads K-major operands: A row-major (unit stride along K), B column-major.
+  if (p.a.stride_col != 1 || p.b.stride_row != 1) return fail("fp8 wgmma needs K-major operands (A row-major, B column-major)");
+  std::string why;
+  if (!check_16_byte_operand(p.a, 1, p.a.stride_row, p.batch, &why) || !check_16_byte_operand(p.b, 1, p.b.stride_col, p.batch, &why))
+    return fail(why);
+  if (!fill) return {};
+
+  sm90::Block128Launch& l = out.l;
+  sm90::Block128Args& a = l.args;
+  a.m = int(p.m), a.n = int(p.n), a.k = int(p.k), a.batch = int(p.batch);
+  a.num_pid_m = int((p.m + c.block_m - 1) / c.block_m);
+  a.num_pid_n = int((p.n + c.block_n - 1) / c.block_n);
+  a.group_m = c.group_m;
+  a.k_tiles = int((p.k + 127) / 128);
+  a.stages = c.stages;
+  a.sa = reinterpret_cast<const float*>(static_cast<const char*>(p.a.scale.mem.ptr) + p.a.scale.mem.offset);
+  scale_strides(p.a.scale, a.sa_row, a.sa_col);
+  a.sa_batch = p.a.scale.batch_stride;
+  a.a_shift = ma == OG_SCALE_MODE_BLK128x128_F32 ? 7 : 0;
+  a.sb = reinterpret_cast<const float*>(static_cast<const char*>(p.b.scale.mem.ptr) + p.b.scale.mem.offset);
+  scale_strides(p.b.scale, a.sb_row, a.sb_col);
+  a.sb_batch = p.b.scale.batch_stride;
+  a.ep = epilogue_args(p);
+  l.block_n = c.block_n;
+  l.a_e5m2 = p.a.dtype == OG_DTYPE_FP8_E5M2;
+  l.b_e5m2 = p.b.dtype == OG_DTYPE_FP8_E5M2;
+  l.grid = og_persistent_grid(int(tiles), dev_.programs());
+  l.max_shared = size_t(dev_.info.limits.max_shared_bytes);
+  if (!encode(l.map_a, p.a, p.k, p.m, p.a.stride_row, c.block_m, p.batch, &why) ||
+      !encode(l.map_b, p.b, p.k, p.n, p.b.stride_col, c.block_n, p.batch, &why))
+    return fail(why);
+  return {};
+}
+
+// A K-major fp8 operand as a 3-D tensor map (K, rows, batch) in boxes of 128 x box_rows with the
+// 128-byte swizzle (the wgmma descriptors' layout); boxes read zeros out of bounds.
+bool Sm90BlockscaledFamily::encode(CUtensorMap& map, const Operand& o, int64_t k, int64_t rows, int64_t row_stride,
+                                   int box_rows, int64_t batch, std::string* why) const {
+  const cuuint64_t dims[3] = {cuuint64_t(k), cuuint64_t(rows), cuuint64_t(batch)};
+  const cuuint64_t row_bytes = cuuint64_t(row_stride);
+  const cuuint64_t batch_bytes = batch > 1 ? cuuint64_t(o.batch_stride) : (row_bytes * dims[1] + 15) / 16 * 16;
+  const cuuint64_t strides[2] = {row_bytes, batch_bytes};
+  const cuuint32_t box[3] = {128, cuuint32_t(box_rows), 1};
+  const cuuint32_t unit[3] = {1, 1, 1};
+  void* base = static_cast<char*>(o.mem.ptr) + o.mem.offset;
+  sm90::TensorMapMemo::Key key;
+  key.base = uint64_t(reinterpret_cast<uintptr_t>(base));
+  for (int i = 0; i < 3; ++i) key.dims[i] = dims[i];
+  key.strides[0] = strides[0];
+  key.strides[1] = strides[1];
+  key.box[0] = box[0];
+  key.box[1] = box[1];
+  key.type = int(CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  key.promotion = int(CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+  if (maps_.find(key, map)) return true;
+  const CUresult r = dev_.encode_tiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, base, dims, strides, box, unit,
+                                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    if (why) *why = "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")";
+    return false;
+  }
+  maps_.put(key, map);
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<KernelFamily> make_sm90_blockscaled_family(CudaDevice& device) {
+  return std::make_unique<Sm90BlockscaledFamily>(device);
+}
+
+}  // namespace omnigemm::detail

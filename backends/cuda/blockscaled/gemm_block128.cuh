@@ -1,0 +1,165 @@
+// Hopper (sm_90a) GEMM of 128-blockwise fp8 operands: A's f32 scales per 1 x 128 (row, K block)
+// or per 128 x 128, B's per 128 x 128 (N block, K block), D = act(alpha * sum_kb (sa * sb) *
+// (A_kb B_kb) + beta * C + bias). The pieces of the sm90 kernel (sm90/gemm_tma_wgmma.cuh: TMA
+// into an mbarrier ring, a producer and two consumer warpgroups, the persistent grid in the
+// shared grouped order, its epilogue) with one change in the mainloop, promotion:
+//   - for each 128-deep K block (one ring stage) a consumer runs four fp8 wgmma m64nNk32 into a
+//     temporary f32 accumulator (the first with scale-d = 0: no zeroing), waits for them, frees
+//     the stage, then adds tmp * sa[row] * sb to its main accumulators with one FFMA each, in
+//     f32 on the CUDA cores: the tensor cores' reduced-precision fp8 accumulation never runs
+//     over more than one scale block;
+//   - the two consumers own 64 rows each of a 128-row tile and run unsynchronised, so one
+//     consumer's promotion overlaps the other's wgmmas;
+//   - scales are read from global memory (L2-resident: 4 bytes per 128 x 128 operand bytes) one
+//     K block ahead, so their latency hides behind the current block's wgmmas.
+// Tiles are 128 x BLOCK_N, BLOCK_N 64, 128 or 256. A 256-column tile runs as two 128-column
+// halves, each with its own B scale: wgmma into the 64 temporary accumulators, promotion, then the
+// next half (128 main + 64 temporary accumulators per consumer thread: the tile loads 48 KiB per
+// K block for 8.4 MFLOP, a third less per FLOP than 128 x 128).
+#pragma once
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "../sm90/gemm_tma_wgmma.cuh"
+#include "launch.hpp"
+#include "wgmma_fp8.cuh"
+
+namespace omnigemm::detail::sm90 {
+
+template <int BLOCK_N_, WgmmaType TA_, WgmmaType TB_>
+struct Block128Shape {
+  static constexpr int BLOCK_M = 128, BLOCK_N = BLOCK_N_, BLOCK_K = 128;
+  static constexpr WgmmaType TA = TA_, TB = TB_;
+  // wgmma N and column halves: each half lies in one 128-column scale block of B.
+  static constexpr int kWgmmaN = BLOCK_N < 128 ? BLOCK_N : 128, kHalves = BLOCK_N / kWgmmaN;
+  static_assert(128 % kWgmmaN == 0 && kHalves * kWgmmaN == BLOCK_N && kHalves <= 2, "tiles of 64, 128 or 256 columns");
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kABytes = BLOCK_M * 128, kBBytes = BLOCK_N * 128, kStageBytes = kABytes + kBBytes;
+  static constexpr int kAccRegs = BLOCK_N / 2, kTmpRegs = kWgmmaN / 2;  // per consumer thread: main, temporary
+  static constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
+  __host__ __device__ static size_t shared_bytes(int stages) { return sm90::shared_bytes(BLOCK_M, BLOCK_N, stages); }
+};
+
+#ifdef OG_SM90A_DEVICE
+// Scale of rows >> shift (shift 0: per row, 7: per 128 rows) at K block kb, batch `base` applied.
+__device__ __forceinline__ float load_scale(const float* base, long long row_offset, long long col_stride, int kb) {
+  return __ldg(base + row_offset + (long long)kb * col_stride);
+}
+#endif
+
+template <class S>
+__global__ void __launch_bounds__(S::kThreads, 1)
+    gemm_block128(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                  const __grid_constant__ Block128Args p) {
+#ifdef OG_SM90A_DEVICE
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
+  const uint32_t smem_base = smem_addr(smem);
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + barrier_offset(S::BLOCK_M, S::BLOCK_N, p.stages));
+  uint64_t* empty = full + p.stages;
+  const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0);
+  const int total_work = og_work_count(p.num_pid_m, p.num_pid_n, 1, p.batch);
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < p.stages; ++s) {
+      mbar_init(&full[s], 1);                  // the producer's expect_tx arrival
+      mbar_init(&empty[s], 4 * kConsumers);    // one arrival per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&map_a)) : "memory");
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&map_b)) : "memory");
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // ---- producer: the A and B tiles of every K block into the ring ---------------------------
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(S::kProducerRegisters));
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      unsigned phase = 0;
+      for (int w = og_persistent_first(int(blockIdx.x)); w < total_work; w = og_persistent_next(w, int(gridDim.x))) {
+        const OgWork item = og_work_item(w, p.num_pid_m, p.num_pid_n, p.group_m, 1);
+        const int m0 = item.pid_m * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
+        for (int kt = 0; kt < p.k_tiles; ++kt) {
+          mbar_wait(&empty[stage], phase ^ 1u);  // a fresh barrier counts as released
+          mbar_expect_tx(&full[stage], S::kStageBytes);
+          unsigned char* a_tile = smem + size_t(stage) * S::kStageBytes;
+          tma_load(a_tile, &map_a, &full[stage], kt * S::BLOCK_K, m0, item.batch);
+          tma_load(a_tile + S::kABytes, &map_b, &full[stage], kt * S::BLOCK_K, n0, item.batch);
+          if (++stage == p.stages) { stage = 0; phase ^= 1u; }
+        }
+      }
+    }
+  } else {
+    // ---- consumers: 64 rows each, wgmma per K block, promotion, epilogue ------------------------
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(S::kConsumerRegisters));
+    const int consumer = warpgroup - 1;
+    const int t = int(threadIdx.x) % 128, warp = t / 32, lane = t % 32;
+    float acc[1][S::kAccRegs], tmp[S::kTmpRegs];
+#pragma unroll
+    for (int i = 0; i < S::kTmpRegs; ++i) tmp[i] = 0.0f;
+    const SmemDescriptor operand_a(smem_base + consumer * 64 * 128, 16, 1024);
+    const SmemDescriptor operand_b(smem_base + S::kABytes, 16, 1024);
+    const uint32_t chunks = smem_base + uint32_t(staging_offset(S::BLOCK_M, S::BLOCK_N, p.stages)) + consumer * 2 * kChunkBytes;
+    int stage = 0;
+    unsigned phase = 0, sequence = 0;
+    for (int w = og_persistent_first(int(blockIdx.x)); w < total_work; w = og_persistent_next(w, int(gridDim.x))) {
+      const OgWork item = og_work_item(w, p.num_pid_m, p.num_pid_n, p.group_m, 1);
+      const int row0 = item.pid_m * S::BLOCK_M + consumer * 64, n0 = item.pid_n * S::BLOCK_N;
+      // This thread's two accumulator rows (wgmma's layout: 16 warp + lane / 4, and 8 below),
+      // clamped into A for the scale reads (rows past M are never stored).
+      const int r_lo = row0 + 16 * warp + lane / 4;
+      const long long sa_lo = (long long)(min(r_lo, p.m - 1) >> p.a_shift) * p.sa_row;
+      const long long sa_hi = (long long)(min(r_lo + 8, p.m - 1) >> p.a_shift) * p.sa_row;
+      const float* sa = p.sa + (long long)item.batch * p.sa_batch;
+      // B's scale rows of the halves (a half past N reads the last row; its columns are never stored).
+      const float* sb[S::kHalves];
+#pragma unroll
+      for (int h = 0; h < S::kHalves; ++h)
+        sb[h] = p.sb + (long long)item.batch * p.sb_batch + (long long)(min(n0 + 128 * h, p.n - 1) >> 7) * p.sb_row;
+#pragma unroll
+      for (int i = 0; i < S::kAccRegs; ++i) acc[0][i] = 0.0f;
+      float a_lo = load_scale(sa, sa_lo, p.sa_col, 0), a_hi = load_scale(sa, sa_hi, p.sa_col, 0), b[S::kHalves];
+#pragma unroll
+      for (int h = 0; h < S::kHalves; ++h) b[h] = load_scale(sb[h], 0, p.sb_col, 0);
+      for (int kt = 0; kt < p.k_tiles; ++kt) {
+        // The next K block's scales (the last block reads its own again), in flight during this one.
+        const int kn = kt + 1 < p.k_tiles ? kt + 1 : kt;
+        const float next_a_lo = load_scale(sa, sa_lo, p.sa_col, kn), next_a_hi = load_scale(sa, sa_hi, p.sa_col, kn);
+        float next_b[S::kHalves];
+#pragma unroll
+        for (int h = 0; h < S::kHalves; ++h) next_b[h] = load_scale(sb[h], 0, p.sb_col, kn);
+        mbar_wait(&full[stage], phase);
+        const uint32_t stage_offset = uint32_t(__shfl_sync(0xffffffffu, stage, 0)) * (S::kStageBytes / 16);
+#pragma unroll
+        for (int h = 0; h < S::kHalves; ++h) {
+          fence_registers(tmp);
+          wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk)  // 32 bytes of K per wgmma: 2 sixteen-byte units; a half is 128 rows of B
+            wgmma_fp8<S::kWgmmaN, S::TA, S::TB>(tmp, operand_a.at(stage_offset + 2 * kk),
+                                                operand_b.at(stage_offset + h * (128 * 128 / 16) + 2 * kk), kk > 0 ? 1u : 0u);
+          wgmma_commit();
+          fence_registers(tmp);
+          wgmma_wait<0>();
+          fence_registers(tmp);
+          if (h == S::kHalves - 1 && lane == 0) mbar_arrive(&empty[stage]);  // every wgmma of the stage has read it
+          // Promotion: register 4j + 2h' + e of the half holds row r_lo + 8h', column 128 h + 8j + 2 (lane % 4) + e.
+          const float s_lo = a_lo * b[h], s_hi = a_hi * b[h];
+#pragma unroll
+          for (int i = 0; i < S::kTmpRegs; ++i)
+            acc[0][h * S::kTmpRegs + i] = fmaf(tmp[i], (i & 2) ? s_hi : s_lo, acc[0][h * S::kTmpRegs + i]);
+        }
+        if (++stage == p.stages) { stage = 0; phase ^= 1u; }
+        a_lo = next_a_lo, a_hi = next_a_hi;
+#pragma unroll
+        for (int h = 0; h < S::kHalves; ++h) b[h] = next_b[h];
+      }
+      store_tile<1, S::BLOCK_N>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t, sequence);
+    }
+  }
+#endif
+}
+
+}  // namespace omnigemm::detail::sm90

@@ -1,0 +1,49 @@
+// Instantiates gemm_block128 for each row of families/sm90_blockscaled.inc and each fp8 type
+// pair; the launch dispatch is generated from the same rows.
+#include <atomic>
+
+#include "gemm_block128.cuh"
+#include "launch.hpp"
+
+namespace omnigemm::detail::sm90 {
+
+namespace {
+
+template <class S>
+cudaError_t launch_shape(const Block128Launch& l) {
+  // Raise the dynamic shared-memory limit once per instantiation and device.
+  static std::atomic<unsigned long long> raised_on{0};
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  const unsigned long long bit = 1ull << (device & 63);
+  if (!(raised_on.load(std::memory_order_acquire) & bit)) {
+    const cudaError_t e = cudaFuncSetAttribute(gemm_block128<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.max_shared));
+    if (e != cudaSuccess) return e;
+    raised_on.fetch_or(bit, std::memory_order_acq_rel);
+  }
+  const size_t smem = S::shared_bytes(l.args.stages);
+  if (smem > l.max_shared) return cudaErrorInvalidValue;
+  gemm_block128<S><<<unsigned(l.grid), S::kThreads, smem, l.stream>>>(l.map_a, l.map_b, l.args);
+  return cudaGetLastError();
+}
+
+template <WgmmaType TA, WgmmaType TB>
+cudaError_t launch_types(const Block128Launch& l) {
+#define OG_CUDA_SM90_BLOCKSCALED(BM_, BN_, BK_, GM_, ST_) \
+  if (l.block_n == BN_) return launch_shape<Block128Shape<BN_, TA, TB>>(l);
+#include "../families/sm90_blockscaled.inc"
+#undef OG_CUDA_SM90_BLOCKSCALED
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+cudaError_t launch_block128(const Block128Launch& l) {
+  using T = WgmmaType;
+  if (!l.a_e5m2 && !l.b_e5m2) return launch_types<T::e4m3, T::e4m3>(l);
+  if (!l.a_e5m2) return launch_types<T::e4m3, T::e5m2>(l);
+  if (!l.b_e5m2) return launch_types<T::e5m2, T::e4m3>(l);
+  return launch_types<T::e5m2, T::e5m2>(l);
+}
+
+}  // namespace omnigemm::detail::sm90
