@@ -41,15 +41,16 @@ CostTerms predict(const Problem& p, const Config& c, const CostHints& h, const D
   t.rate_tflops = peak_tflops(lim, p) * share;
   const int bytes = std::max(dtype_bytes(p.a.dtype), dtype_bytes(p.b.dtype));
   t.absolute = (bytes >= 4 ? lim.peak_tflops_f32 : bytes == 2 ? lim.peak_tflops_16bit : lim.peak_tflops_8bit) > 0;
-  // A K-step costs its whole BLOCK_K: a short K pays for the padding of its last step.
-  const double k_paid = std::max(double(std::max<int64_t>(p.k, 1)), k_steps * c.block_k);
-  const double flops = 2.0 * double(p.m) * double(p.n) * k_paid * double(p.batch);
+  const double flops = 2.0 * double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1)) * double(p.batch);
   const double bytes_per_ms = lim.memory_gbps > 0 ? lim.memory_gbps * 1e6 : peak_tflops(lim, p) * 1e9 / 100.0;
   const double mn = double(p.m) * double(p.n) * double(p.batch);
   const double kk = double(p.k) * double(p.batch);
   const double traffic = double(p.m) * kk * dtype_bytes(p.a.dtype) + double(p.n) * kk * dtype_bytes(p.b.dtype) +
                          mn * (dtype_bytes(p.d.dtype) + (p.c.present ? dtype_bytes(p.c.dtype) : 0));
-  t.memory_ms = traffic / (bytes_per_ms * std::max(h.memory_efficiency, 1e-3));
+  // A family that needs several work items per unit in flight to stream reaches its share of the
+  // bandwidth only with that many.
+  const double streaming = h.memory_items_per_unit > 0 ? std::min(1.0, items / (h.memory_items_per_unit * units)) : 1.0;
+  t.memory_ms = traffic / (bytes_per_ms * std::max(h.memory_efficiency * streaming, 1e-3));
   t.extra_ms = h.extra_bytes / bytes_per_ms + h.extra_us * 1e-3;
   if (share > 0) {
     const double compute_ms = flops / (t.rate_tflops * 1e9);

@@ -26,9 +26,8 @@ struct CostTerms {
 // The dense peak rate (TFLOP/s) of the device for p's inputs; 1 when unknown.
 double peak_tflops(const DeviceLimits& limits, const Problem& p);
 
-// Predicted time of p with c: FLOPs (K padded to whole K-steps) over (peak x family efficiency x
-// factor x the tile terms) or the operands' and D's bytes over the family's share of the memory
-// bandwidth, whichever is longer, plus a tenth of the shorter (they overlap imperfectly; it also
+// Predicted time of p with c: FLOPs over (peak x family efficiency x factor x the tile terms) or
+// the operands' and D's bytes over the family's share of the memory bandwidth, whichever is longer, plus a tenth of the shorter (they overlap imperfectly; it also
 // keeps the order of configs that differ in one term), plus the family's extra bytes over the
 // memory bandwidth and its extra fixed time. Where the
 // device reports no memory bandwidth, the extra bytes are priced at 100 FLOPs per byte of its

@@ -38,6 +38,9 @@ struct CostHints {
   // Share of the device's memory bandwidth the main loop reaches where streaming the operands
   // and D (each once) bounds it rather than its FLOPs: skinny and short-K problems.
   double memory_efficiency = 0.75;
+  // Work items per compute unit the main loop needs in flight to reach that share (0: any number;
+  // fewer items stream proportionally slower).
+  double memory_items_per_unit = 0;
 };
 
 // The launch one (problem, config) gets, as planned once per call: what explain reports.

@@ -5,7 +5,6 @@
 #include "../families.hpp"
 #include "../kernel_views.hpp"
 #include "cost_model.hpp"
-#include "outer_kernel.cuh"
 #include "skinny_kernel.cuh"
 
 namespace omnigemm::detail {
@@ -16,39 +15,20 @@ struct SkinnyRow {
   int rows;
   const char* form;
 };
-struct OuterRow {
-  int block_m, block_n, block_k, max_k;
-};
 constexpr SkinnyRow kRows[] = {
 #define OG_CUDA_SKINNY(r, f) SkinnyRow{r, #f},
 #define OG_CUDA_SKINNY_SPLITS(...)
-#define OG_CUDA_SKINNY_OUTER(bm, bn, bk, mk)
 #include "../families/skinny.inc"
 #undef OG_CUDA_SKINNY
 #undef OG_CUDA_SKINNY_SPLITS
-#undef OG_CUDA_SKINNY_OUTER
 };
 constexpr int kSplits[] = {
 #define OG_CUDA_SKINNY(r, f)
 #define OG_CUDA_SKINNY_SPLITS(...) __VA_ARGS__
-#define OG_CUDA_SKINNY_OUTER(bm, bn, bk, mk)
 #include "../families/skinny.inc"
 #undef OG_CUDA_SKINNY
 #undef OG_CUDA_SKINNY_SPLITS
-#undef OG_CUDA_SKINNY_OUTER
 };
-constexpr OuterRow kOuter = {
-#define OG_CUDA_SKINNY(r, f)
-#define OG_CUDA_SKINNY_SPLITS(...)
-#define OG_CUDA_SKINNY_OUTER(bm, bn, bk, mk) bm, bn, bk, mk
-#include "../families/skinny.inc"
-#undef OG_CUDA_SKINNY
-#undef OG_CUDA_SKINNY_SPLITS
-#undef OG_CUDA_SKINNY_OUTER
-};
-static_assert(kOuter.block_m == cuda::outer::kBlockM && kOuter.block_n == cuda::outer::kBlockN &&
-                  kOuter.block_k == cuda::outer::kBlockK,
-              "the outer row's tile is the kernel's (skinny/outer_kernel.cuh)");
 constexpr size_t kRowCount = sizeof(kRows) / sizeof(kRows[0]);
 constexpr size_t kSplitCount = sizeof(kSplits) / sizeof(kSplits[0]);
 
@@ -68,14 +48,10 @@ constexpr Config row_config(const SkinnyRow& r, int split) {
   const bool t = transposed_form(r.form);
   return Config{"skinny", t ? cols : r.rows, t ? r.rows : cols, chunk, 1, 1, sk::kWarps, 0, split, r.form};
 }
-constexpr Config kOuterConfig{"skinny", kOuter.block_m, kOuter.block_n, kOuter.block_k, 8, 1, cuda::outer::kThreads / 32,
-                               0, 1, "outer"};
-// The few-rows configs (row i with split j at i * kSplitCount + j), then the short-K one.
-constexpr std::array<Config, kRowCount * kSplitCount + 1> make_configs() {
-  std::array<Config, kRowCount * kSplitCount + 1> out{};
+constexpr std::array<Config, kRowCount * kSplitCount> make_configs() {
+  std::array<Config, kRowCount * kSplitCount> out{};
   for (size_t i = 0; i < kRowCount; ++i)
     for (size_t j = 0; j < kSplitCount; ++j) out[i * kSplitCount + j] = row_config(kRows[i], kSplits[j]);
-  out[kRowCount * kSplitCount] = kOuterConfig;
   return out;
 }
 constexpr auto kConfigs = make_configs();
@@ -110,10 +86,18 @@ struct SkinnyLaunch {
   int rows = 0;
   bool lanes_k = false, transposed = false;
   long long col_blocks = 0, batch = 0;
-  bool outer = false;  // the short-K kernel: outer_args, `tiles` blocks per batch
-  cuda::OuterArgs outer_args;
-  long long tiles = 0;
 };
+
+// Both operands f16 (or both bf16) with a unit stride and 16-byte aligned base, leading dimension
+// and batch stride: the Hopper TMA kernel loads them where they are, and streams them faster.
+bool hopper_loads_in_place(const Problem& p) {
+  if (p.a.dtype != p.b.dtype || (p.a.dtype != OG_DTYPE_F16 && p.a.dtype != OG_DTYPE_BF16)) return false;
+  auto in_place = [&](const Operand& o) {
+    const bool unit_col = o.stride_col == 1, unit_row = o.stride_row == 1;
+    return (unit_col || unit_row) && check_16_byte_operand(o, 2, unit_col ? o.stride_row : o.stride_col, p.batch, nullptr);
+  };
+  return in_place(p.a) && in_place(p.b);
+}
 
 class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
  public:
@@ -125,14 +109,15 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
     return check(p, c, l, false);
   }
   // The FMAs run on CUDA cores at about half the f32 peak; the large operand streams at a lower
-  // share of the memory bandwidth than a TMA-fed kernel's (element loads, no bulk copies), so the
-  // tensor-core families keep the aligned problems they serve at full bandwidth. The cluster's
-  // split-K reduction costs about one K chunk.
+  // share of the memory bandwidth than a TMA-fed kernel's (element loads, no bulk copies), and
+  // only with two blocks per SM in flight (at most two are resident): split-K supplies them. The
+  // cluster's split-K reduction costs about one K chunk.
   CostHints hints(const Problem& p, const Config&) const override {
     CostHints h;
     const DeviceLimits& lim = dev_.info.limits;
     h.efficiency = lim.peak_tflops_f32 > 0 ? 0.5 * lim.peak_tflops_f32 / peak_tflops(lim, p) : 0.05;
     h.memory_efficiency = 0.6;
+    h.memory_items_per_unit = 2;
     h.split_fixed_steps = 1;
     return h;
   }
@@ -145,12 +130,6 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     for (long long b0 = 0; b0 < l.batch; b0 += dev_.max_grid_z) {
       const unsigned chunk = unsigned(std::min<long long>(dev_.max_grid_z, l.batch - b0));
-      if (l.outer) {
-        l.outer_args.batch_base = int(b0);
-        cuda::skinny_outer<<<dim3(unsigned(l.tiles), 1, chunk), cuda::outer::kThreads, 0, s>>>(l.outer_args);
-        OG_CUDA_TRY(cudaGetLastError(), "skinny outer-product kernel launch");
-        continue;
-      }
       l.args.batch_base = int(b0);
       cudaLaunchConfig_t config{};
       config.gridDim = dim3(unsigned(l.col_blocks * l.args.split), 1, chunk);
@@ -170,15 +149,6 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
   }
 
   void summarize(const SkinnyLaunch& l, PlanSummary& out) const override {
-    if (l.outer) {
-      out.grid[0] = l.tiles;
-      out.grid[2] = l.batch;
-      out.threads = cuda::outer::kThreads;
-      out.shared_bytes = (long long)sizeof(float) * cuda::outer::kBlockK *
-                         (cuda::outer::kBlockM + cuda::outer::kBlockN + 2 * cuda::outer::kPad);
-      out.notes = "f32 FMA, short K: outer products, each output written once";
-      return;
-    }
     out.grid[0] = l.col_blocks * l.args.split;
     out.grid[2] = l.batch;
     out.cluster = l.args.split;
@@ -193,13 +163,14 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
  private:
   Status check(const Problem& p, const Config& c, SkinnyLaunch& out, bool fill) const {
     auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
-    if (c == kOuterConfig) return check_outer(p, out, fill);
     const SkinnyRow* row = nullptr;
     for (size_t i = 0; i < kRowCount; ++i)
       for (size_t j = 0; j < kSplitCount; ++j)
         if (kConfigs[i * kSplitCount + j] == c) row = &kRows[i];
-    if (!row) return fail("the config must be one of the table's rows (families/skinny.inc), the few-rows ones with one of its splits");
+    if (!row) return fail("the config must be one of the table's rows (families/skinny.inc) with one of its splits");
     if (Status s = refuse_block_scales(p); !s) return s;
+    if (dev_.info.limits.arch >= 90 && hopper_loads_in_place(p))
+      return fail("sm90_wgmma streams this problem's 16-bit operands in place through TMA");
     const bool t = transposed_form(row->form), lanes_k = lanes_k_form(row->form);
     const int64_t small = t ? p.n : p.m;
     if (small > row->rows || (row->rows > 1 && small <= row->rows / 2))
@@ -253,30 +224,6 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
     out.lanes_k = lanes_k;
     out.transposed = t;
     out.col_blocks = col_blocks;
-    out.batch = p.batch;
-    return {};
-  }
-
-  Status check_outer(const Problem& p, SkinnyLaunch& out, bool fill) const {
-    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
-    if (Status s = refuse_block_scales(p); !s) return s;
-    if (p.k > kOuter.max_k) return fail("the outer-product tile serves K up to " + std::to_string(kOuter.max_k));
-    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
-    const int64_t tiles = ((p.m + kOuter.block_m - 1) / kOuter.block_m) * ((p.n + kOuter.block_n - 1) / kOuter.block_n);
-    if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
-    if (!fill) return {};
-    cuda::OuterArgs& a = out.outer_args;
-    a.m = int(p.m);
-    a.n = int(p.n);
-    a.k = int(p.k);
-    a.num_pid_m = int((p.m + kOuter.block_m - 1) / kOuter.block_m);
-    a.num_pid_n = int((p.n + kOuter.block_n - 1) / kOuter.block_n);
-    a.group_m = kOuterConfig.group_m;
-    a.a = operand_args(p.a);
-    a.b = operand_args(p.b);
-    a.ep = epilogue_args(p);
-    out.outer = true;
-    out.tiles = tiles;
     out.batch = p.batch;
     return {};
   }

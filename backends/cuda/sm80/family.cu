@@ -68,8 +68,6 @@ class Sm80MmaFamily final : public PlannedFamily<Sm80Launch> {
     const int mul = mma_multiplicand(p.a.dtype, p.b.dtype);
     const bool gather = mul < 0 || !cp_async_loadable(p, mul);
     h.efficiency = hopper ? (gather ? 0.018 : 0.35) : 0.7;
-    // One or two K-steps per tile: D's stores are not overlapped with loads (as sm90_wgmma's).
-    if ((p.k + sm80::kBlockK - 1) / sm80::kBlockK <= 2) h.memory_efficiency = 0.15;
     return h;
   }
 

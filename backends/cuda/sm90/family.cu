@@ -254,10 +254,6 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
         return h;
       }
   }
-  // A tile of one or two K-steps has no main loop to hide its epilogue behind: D's stores run
-  // alone, at a small share of the memory bandwidth (the H100 wrote D at 0.12-0.2 of it for K of
-  // 1 to 6), which prices short-K problems by D's bytes.
-  if ((p.k + c.block_k - 1) / c.block_k <= 2) h.memory_efficiency = 0.15;
   return h;
 }
 
