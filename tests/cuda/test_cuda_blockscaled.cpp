@@ -39,10 +39,12 @@ TEST_CASE("cuda block-scaled: device quantisation and dequantisation equal the h
   check_device_quantization(*ctx);
 }
 
-TEST_CASE("cuda block-scaled: 128-blockwise fp8 on sm90_blockscaled, random ragged shapes, every epilogue") {
-  auto ctx = sm90_context("128-blockwise fp8 GEMMs on cuda.sm90_blockscaled");
-  if (!ctx) return;
-  // A's scales per 1 x 128 (VEC128) or per 128 x 128 (BLK128x128), B's per 128 x 128; e4m3 and e5m2.
+namespace {
+
+// Random ragged 128-blockwise fp8 GEMMs (A's scales per 1 x 128 or 128 x 128, B's per 128 x 128;
+// e4m3 and e5m2), scale layouts with padded leading dimensions, every epilogue and output dtype,
+// cycling through `configs` ("" for the engine's choice).
+void check_block128(Context& ctx, const std::vector<std::string>& configs, int random_shapes) {
   const BlockFormat formats[] = {
       {"fp8_block128", Dtype::fp8_e4m3, Dtype::fp8_e4m3, ScaleMode::vec128_f32, ScaleMode::blk128x128_f32},
       {"fp8_block128 e5m2 x e4m3", Dtype::fp8_e5m2, Dtype::fp8_e4m3, ScaleMode::vec128_f32, ScaleMode::blk128x128_f32},
@@ -50,13 +52,12 @@ TEST_CASE("cuda block-scaled: 128-blockwise fp8 on sm90_blockscaled, random ragg
   };
   const Dtype outs[] = {Dtype::f32, Dtype::f16, Dtype::bf16};
   const Activation acts[] = {Activation::none, Activation::relu, Activation::leaky_relu, Activation::gelu_tanh, Activation::silu};
-  const char* configs[] = {"", "sm90_blockscaled:128x256x128-g8-s4-w12", "sm90_blockscaled:128x128x128-g8-s6-w12",
-                           "sm90_blockscaled:128x64x128-g8-s8-w12"};
   std::mt19937 g(std::random_device{}());
   auto draw = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(g); };
-  // Fixed edges first (one element; exactly one tile; K of one partial block), then random shapes.
+  // Fixed edges first (one element; exactly one tile; K of one partial block; an odd count of
+  // tile rows), then random shapes.
   std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 16}, {128, 128, 128}, {129, 65, 48}, {300, 200, 1040}, {256, 384, 512}};
-  for (int i = 0; i < 12; ++i) shapes.push_back({draw(1, 400), draw(1, 400), 16 * draw(1, 48)});
+  for (int i = 0; i < random_shapes; ++i) shapes.push_back({draw(1, 400), draw(1, 400), 16 * draw(1, 48)});
   int variant = 0;
   for (const auto& s : shapes) {
     const BlockFormat& f = formats[size_t(variant) % 3];
@@ -78,11 +79,29 @@ TEST_CASE("cuda block-scaled: 128-blockwise fp8 on sm90_blockscaled, random ragg
     c.epi.alpha = variant % 2 ? 0.5f : 1.0f;
     c.epi.beta = variant % 3 == 1 ? 0.75f : 0.0f;
     c.epi.bias_mode = variant % 3 == 0 ? BiasMode::per_n : variant % 3 == 1 ? BiasMode::per_m : BiasMode::none;
-    c.config = configs[size_t(variant) % 4];
+    c.config = configs[size_t(variant) % configs.size()];
     c.fp8_accumulation = true;
     ++variant;
-    run_block_case(*ctx, c);
+    run_block_case(ctx, c);
   }
+}
+
+}  // namespace
+
+TEST_CASE("cuda block-scaled: 128-blockwise fp8 on sm90_blockscaled, random ragged shapes, every epilogue") {
+  auto ctx = sm90_context("128-blockwise fp8 GEMMs on cuda.sm90_blockscaled");
+  if (!ctx) return;
+  check_block128(*ctx,
+                 {"", "sm90_blockscaled:128x256x128-g8-s4-w12-coop", "sm90_blockscaled:128x128x128-g8-s6-w12-coop",
+                  "sm90_blockscaled:128x64x128-g8-s8-w12-coop"},
+                 12);
+}
+
+// A test case of its own: a cluster that never completed would hang only this one.
+TEST_CASE("cuda block-scaled: 128-blockwise fp8, the mcast form (B multicast in clusters of two)") {
+  auto ctx = sm90_context("128-blockwise fp8 GEMMs, sm90_blockscaled mcast");
+  if (!ctx) return;
+  check_block128(*ctx, {"sm90_blockscaled:128x256x128-g8-s4-w12-mcast", "sm90_blockscaled:128x128x128-g8-s6-w12-mcast"}, 6);
 }
 
 TEST_CASE("cuda block-scaled: mxfp8, mxfp4, nvfp4 on sm90_dequant, every scale layout, views, epilogues, batches") {
