@@ -146,15 +146,16 @@ __global__ void tensor_amax(View v, unsigned* out) {
   }
 }
 
-// f32(f32(element * scale) * global) into the plain output, one element per thread; a NaN as
-// 0x7fc00000 (the GPU's own arithmetic returns 0x7fffffff from a NaN operand).
+// f32(f32(element * scale) * global) into the plain output, one element per thread: grid rows
+// over the matrix's rows, threads along K (no index division; K-major views read and write
+// coalesced); a NaN as 0x7fc00000 (the GPU's own arithmetic returns 0x7fffffff from a NaN operand).
 __global__ void dequantize_elements(View v) {
-  const int64_t n = v.rows * v.k;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t r = i / v.k, c = i % v.k;
+  const int block_shift = v.mode == OG_BF_MODE_VEC16_UE4M3 ? 4 : v.mode == OG_BF_MODE_VEC32_UE8M0 ? 5 : 7;
+  for (int64_t r = blockIdx.y; r < v.rows; r += gridDim.y)
+  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < v.k; c += int64_t(gridDim.x) * blockDim.x) {
     const int64_t at = r * v.e_sr + c * v.e_sk;
     const uint32_t code = fp4(v) ? (v.e[at >> 1] >> ((at & 1) * 4)) & 15u : v.e[at];
-    const uint32_t sbits = load_scale(v, scale_at(v, v.mode == OG_BF_MODE_BLK128_F32 ? r / 128 : r, c / block_k(v)));
+    const uint32_t sbits = load_scale(v, scale_at(v, v.mode == OG_BF_MODE_BLK128_F32 ? r >> 7 : r, c >> block_shift));
     const float e = og_bits_float(og_bf_elem_bits(v.element, code));
     float x;
     if (v.mode == OG_BF_MODE_VEC32_UE8M0) x = sbits == 255u ? __uint_as_float(0x7fc00000u) : ldexpf(e, int(sbits) - 127);
@@ -235,7 +236,8 @@ Status cuda_quantize(const Operand& src, const Operand& dst, bool operand_b, flo
 
 Status cuda_dequantize(const Operand& src, const Operand& dst, bool operand_b, void* stream) {
   const View v = view_of(dst, src, operand_b);
-  dequantize_elements<<<grid_for(v.rows * v.k), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(v);
+  const dim3 grid(unsigned(std::min<int64_t>((v.k + kThreads - 1) / kThreads, 64)), unsigned(std::min<int64_t>(v.rows, 65535)));
+  if (v.rows > 0 && v.k > 0) dequantize_elements<<<grid, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(v);
   return cuda_status(cudaGetLastError(), "dequantisation kernel launch");
 }
 

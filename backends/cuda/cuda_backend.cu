@@ -1,5 +1,5 @@
 // CUDA backend: the device (cuda_device.hpp), memory, timing, and the kernel families that run
-// problems on it, fastest first (families.hpp): sm90_blockscaled, sm90_wgmma and sm90_repack on sm_90 devices,
+// problems on it, fastest first (families.hpp): sm90_blockscaled, sm90_dequant, sm90_wgmma and sm90_repack on sm_90 devices,
 // sm80_mma on sm_80 and newer, simt everywhere. Tiles are visited in the order of the shared scheduler
 // (omnigemm/tile_schedule.h).
 #include <algorithm>
@@ -19,9 +19,11 @@ class CudaBackend final : public Backend {
     if (Status s = dev_.init(device_index); !s) return s;
     OG_CUDA_TRY(cudaEventCreate(&start_), "cudaEventCreate");
     OG_CUDA_TRY(cudaEventCreate(&stop_), "cudaEventCreate");
+    auto wgmma = make_sm90_wgmma_family(dev_);
     owned_.push_back(make_sm90_blockscaled_family(dev_));
-    owned_.push_back(make_sm90_wgmma_family(dev_));
-    owned_.push_back(make_sm90_repack_family(dev_, *owned_.back()));
+    owned_.push_back(make_sm90_dequant_family(dev_, *wgmma));
+    owned_.push_back(make_sm90_repack_family(dev_, *wgmma));
+    owned_.insert(owned_.end() - 1, std::move(wgmma));  // sm90_wgmma before sm90_repack
     owned_.push_back(make_sm80_mma_family(dev_));
     owned_.push_back(make_skinny_family(dev_));
     owned_.push_back(make_simt_family(dev_));
@@ -35,12 +37,16 @@ class CudaBackend final : public Backend {
 
   og_backend kind() const override { return OG_BACKEND_CUDA; }
   const DeviceInfo& device() const override { return dev_.info; }
-  uint32_t input_dtypes() const override { return 0x1f; }
   uint32_t output_dtypes() const override { return 0x07; }
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
-  // Plain operands and 128-blockwise fp8 (cuda.sm90_blockscaled, sm_90 devices).
+  // Every block-scale mode: 128-blockwise fp8 on cuda.sm90_blockscaled, the one-byte-scale
+  // formats on cuda.sm90_dequant (sm_90 devices; elsewhere the families say why not).
   uint32_t scale_modes() const override {
-    return (1u << OG_SCALE_MODE_DEFAULT) | (1u << OG_SCALE_MODE_VEC128_F32) | (1u << OG_SCALE_MODE_BLK128x128_F32);
+    return (1u << OG_SCALE_MODE_DEFAULT) | (1u << OG_SCALE_MODE_VEC32_UE8M0) | (1u << OG_SCALE_MODE_VEC16_UE4M3) |
+           (1u << OG_SCALE_MODE_VEC128_F32) | (1u << OG_SCALE_MODE_BLK128x128_F32);
+  }
+  uint32_t input_dtypes() const override {
+    return 0x1fu | (1u << OG_DTYPE_MXFP8) | (1u << OG_DTYPE_MXFP8_E5M2) | (1u << OG_DTYPE_MXFP4) | (1u << OG_DTYPE_NVFP4);
   }
   bool supports_async() const override { return true; }
   std::span<KernelFamily* const> families() const override { return families_; }

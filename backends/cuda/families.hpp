@@ -12,8 +12,11 @@ namespace omnigemm::detail {
 
 std::unique_ptr<KernelFamily> make_sm90_wgmma_family(CudaDevice& device);
 // cuda.sm90_blockscaled: 128-blockwise fp8 with promotion per scale block (blockscaled/), the only
-// CUDA family that takes block-scaled operands (the others refuse them: refuse_block_scales).
+// CUDA family besides sm90_dequant that takes block-scaled operands (the others refuse them:
+// refuse_block_scales).
 std::unique_ptr<KernelFamily> make_sm90_blockscaled_family(CudaDevice& device);
+// cuda.sm90_dequant: mxfp8 / mxfp4 / nvfp4 as sm90_wgmma bf16 GEMMs on dequantised copies (blockscaled/).
+std::unique_ptr<KernelFamily> make_sm90_dequant_family(CudaDevice& device, KernelFamily& sm90_wgmma);
 // Unsupported where an operand is block-scaled (og_scales present), else OK.
 Status refuse_block_scales(const Problem& p);
 // cuda.sm90_repack: sm90_wgmma on aligned K-major copies of the operands it cannot load (repack/).

@@ -40,7 +40,7 @@ inline std::vector<std::pair<std::string, std::vector<Config>>> family_tables() 
        }},
       {"cuda.sm90_blockscaled",
        {
-#define OG_CUDA_SM90_BLOCKSCALED(bm, bn, bk, gm, st) Config{"sm90_blockscaled", bm, bn, bk, gm, st, 12, 0, 1, {}},
+#define OG_CUDA_SM90_BLOCKSCALED(bm, bn, bk, gm, st, form) Config{"sm90_blockscaled", bm, bn, bk, gm, st, 12, 0, 1, #form},
 #include "../../backends/cuda/families/sm90_blockscaled.inc"
 #undef OG_CUDA_SM90_BLOCKSCALED
        }},

@@ -85,6 +85,22 @@ TEST_CASE("block formats: plain fp8 encoders equal numeric.hpp over a sweep of f
   CHECK(mismatches == 0);
 }
 
+TEST_CASE("block formats: og_bf_nan_canonical maps every NaN to 0x7fc00000 and nothing else") {
+  // The NaNs devices produce: NVIDIA's canonical 0x7fffffff (CUDA and Vulkan), x86's default
+  // 0xffc00000, signalling and payload NaNs of either sign.
+  for (og_uint nan : {0x7fffffffu, 0xffc00000u, 0x7fc00000u, 0x7f800001u, 0xff800001u, 0x7fa5a5a5u, 0xffffffffu})
+    CHECK(og_bf_nan_canonical(nan) == 0x7fc00000u);
+  // Infinities, zeros, subnormals and finite values keep their bits.
+  for (og_uint x : {0x7f800000u, 0xff800000u, 0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x3f800000u, 0xff7fffffu})
+    CHECK(og_bf_nan_canonical(x) == x);
+  std::mt19937 g(7);
+  for (int i = 0; i < 100000; ++i) {
+    const og_uint x = og_uint(g());
+    const bool nan = (x & 0x7fffffffu) > 0x7f800000u;
+    CHECK(og_bf_nan_canonical(x) == (nan ? 0x7fc00000u : x));
+  }
+}
+
 TEST_CASE("block formats: rounding and saturation tables") {
   struct Row { float x; uint32_t e4m3, e5m2_ieee, e5m2_sat, e2m1; };
   const float inf = INFINITY;

@@ -17,7 +17,7 @@ namespace omnigemm::detail {
 namespace {
 
 constexpr Config kConfigs[] = {
-#define OG_CUDA_SM90_BLOCKSCALED(bm, bn, bk, gm, st) Config{"sm90_blockscaled", bm, bn, bk, gm, st, 12, 0, 1, ""},
+#define OG_CUDA_SM90_BLOCKSCALED(bm, bn, bk, gm, st, form) Config{"sm90_blockscaled", bm, bn, bk, gm, st, 12, 0, 1, #form},
 #include "../families/sm90_blockscaled.inc"
 #undef OG_CUDA_SM90_BLOCKSCALED
 };
@@ -45,10 +45,14 @@ class Sm90BlockscaledFamily final : public PlannedFamily<BlockscaledPlan> {
     return check(p, c, l, false);
   }
 
-  CostHints hints(const Problem&, const Config&) const override {
+  CostHints hints(const Problem&, const Config& c) const override {
     CostHints h;
     // fp8 wgmma with a promotion per 128-deep K block: about 0.6 of the fp8 dense peak.
     h.efficiency = 0.6;
+    if (c.form == "mcast") {  // not yet run on a GPU: forced configs only
+      h.factor = 0;
+      h.note = "the multicast form runs when forced until measured";
+    }
     return h;
   }
 
@@ -66,10 +70,12 @@ class Sm90BlockscaledFamily final : public PlannedFamily<BlockscaledPlan> {
     const sm90::Block128Launch& l = pl.l;
     out.grid[0] = l.grid;
     out.threads = 128 * (1 + sm90::kConsumers);
+    out.cluster = l.cluster_m;
     out.shared_bytes = (long long)sm90::shared_bytes(128, l.block_n, l.args.stages);
     out.notes = "persistent, 128x" + std::to_string(l.block_n) +
                 " tiles, fp8 wgmma per 128-deep K block promoted into f32 accumulators with A's " +
-                (l.args.a_shift ? "128x128" : "1x128") + " and B's 128x128 scales";
+                (l.args.a_shift ? "128x128" : "1x128") + " and B's 128x128 scales" +
+                (l.cluster_m > 1 ? ", B multicast in clusters of 2" : "");
   }
 
  private:
@@ -93,13 +99,16 @@ Status Sm90BlockscaledFamily::check(const Problem& p, const Config& c, Blockscal
     return fail("A's scales must be VEC128_F32 or BLK128x128_F32 and B's BLK128x128_F32 (a tile's columns share one scale)");
   if (p.a.scale.layout == OG_SCALE_PACKED || p.b.scale.layout == OG_SCALE_PACKED)
     return fail("f32 scales must be row- or column-major");
+  const bool mcast = c.form == "mcast";
+  if (!(c.form.empty() || c.form == "coop" || mcast)) return fail("the form must be coop or mcast");
   bool listed = false;
-  for (const Config& r : kConfigs) listed |= r.block_m == c.block_m && r.block_n == c.block_n && r.block_k == c.block_k;
+  for (const Config& r : kConfigs)
+    listed |= r.block_m == c.block_m && r.block_n == c.block_n && r.block_k == c.block_k && (r.form == "mcast") == mcast;
   if (!listed) return fail("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" +
-                           std::to_string(c.block_k) + " tile (the rows of families/sm90_blockscaled.inc)");
+                           std::to_string(c.block_k) + " " + (mcast ? "mcast" : "coop") +
+                           " tile (the rows of families/sm90_blockscaled.inc)");
   if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
   if (c.split_k != 1) return fail("no split-K");
-  if (!c.form.empty()) return fail("the family has no forms");
   if (c.stages < 2) return fail("needs at least 2 pipeline stages");
   const size_t smem = sm90::shared_bytes(c.block_m, c.block_n, c.stages);
   if (smem > size_t(dev_.info.limits.max_shared_bytes))
@@ -107,7 +116,7 @@ Status Sm90BlockscaledFamily::check(const Problem& p, const Config& c, Blockscal
   if (p.k < 1) return fail("K must be at least 1");
   if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
   const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
-  if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
+  if (tiles + p.batch * ((p.n + c.block_n - 1) / c.block_n) > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
   // fp8 wgmma reads K-major operands: A row-major (unit stride along K), B column-major.
   if (p.a.stride_col != 1 || p.b.stride_row != 1) return fail("fp8 wgmma needs K-major operands (A row-major, B column-major)");
   std::string why;
@@ -132,12 +141,13 @@ Status Sm90BlockscaledFamily::check(const Problem& p, const Config& c, Blockscal
   a.sb_batch = p.b.scale.batch_stride;
   a.ep = epilogue_args(p);
   l.block_n = c.block_n;
+  l.cluster_m = mcast ? 2 : 1;
   l.a_e5m2 = p.a.dtype == OG_DTYPE_FP8_E5M2;
   l.b_e5m2 = p.b.dtype == OG_DTYPE_FP8_E5M2;
   l.grid = og_persistent_grid(int(tiles), dev_.programs());
   l.max_shared = size_t(dev_.info.limits.max_shared_bytes);
   if (!encode(l.map_a, p.a, p.k, p.m, p.a.stride_row, c.block_m, p.batch, &why) ||
-      !encode(l.map_b, p.b, p.k, p.n, p.b.stride_col, c.block_n, p.batch, &why))
+      !encode(l.map_b, p.b, p.k, p.n, p.b.stride_col, c.block_n / l.cluster_m, p.batch, &why))
     return fail(why);
   return {};
 }

@@ -27,9 +27,13 @@
 
 namespace omnigemm::detail::sm90 {
 
-template <int BLOCK_N_, WgmmaType TA_, WgmmaType TB_>
+// CLUSTER_M = 2 (the mcast form): two programs of a cluster work on vertically adjacent tiles with
+// the same columns; each loads half of the B tile and multicasts it to both (sm90_wgmma's mcast),
+// a third fewer L2-to-SM bytes per 128 x 256 tile.
+template <int BLOCK_N_, WgmmaType TA_, WgmmaType TB_, int CLUSTER_M_ = 1>
 struct Block128Shape {
-  static constexpr int BLOCK_M = 128, BLOCK_N = BLOCK_N_, BLOCK_K = 128;
+  static constexpr int BLOCK_M = 128, BLOCK_N = BLOCK_N_, BLOCK_K = 128, CLUSTER_M = CLUSTER_M_;
+  static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "clusters of one or two programs");
   static constexpr WgmmaType TA = TA_, TB = TB_;
   // wgmma N and column halves: each half lies in one 128-column scale block of B.
   static constexpr int kWgmmaN = BLOCK_N < 128 ? BLOCK_N : 128, kHalves = BLOCK_N / kWgmmaN;
@@ -59,18 +63,26 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + barrier_offset(S::BLOCK_M, S::BLOCK_N, p.stages));
   uint64_t* empty = full + p.stages;
   const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0);
-  const int total_work = og_work_count(p.num_pid_m, p.num_pid_n, 1, p.batch);
+  // Work items are groups of CLUSTER_M vertically adjacent tiles, one group per cluster, in the
+  // shared scheduler's grouped order (item.pid_m is this program's tile row; beyond M for the
+  // second tile of a short last group: it loads zeros and stores nothing).
+  const int rank = S::CLUSTER_M > 1 ? int(cluster_rank()) : 0;
+  const int cluster = int(blockIdx.x) / S::CLUSTER_M, clusters = int(gridDim.x) / S::CLUSTER_M;
+  const OgClusterGrid work_grid = og_cluster_grid(p.num_pid_m, p.num_pid_n, p.group_m, 1, S::CLUSTER_M, 1);
+  const int total_work = og_cluster_work_count(work_grid, p.batch);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < p.stages; ++s) {
-      mbar_init(&full[s], 1);                  // the producer's expect_tx arrival
-      mbar_init(&empty[s], 4 * kConsumers);    // one arrival per consumer warp
+      mbar_init(&full[s], 1);  // the producer's expect_tx arrival
+      // One arrival per consumer warp, in every program the stage is multicast to.
+      mbar_init(&empty[s], 4 * kConsumers * S::CLUSTER_M);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&map_a)) : "memory");
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&map_b)) : "memory");
   }
-  __syncthreads();
+  if constexpr (S::CLUSTER_M > 1) cluster_sync();  // the peer's barriers exist before any multicast
+  else __syncthreads();
 
   if (warpgroup == 0) {
     // ---- producer: the A and B tiles of every K block into the ring ---------------------------
@@ -78,15 +90,21 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     if (threadIdx.x == 0) {
       int stage = 0;
       unsigned phase = 0;
-      for (int w = og_persistent_first(int(blockIdx.x)); w < total_work; w = og_persistent_next(w, int(gridDim.x))) {
-        const OgWork item = og_work_item(w, p.num_pid_m, p.num_pid_n, p.group_m, 1);
+      for (int w = og_persistent_first(cluster); w < total_work; w = og_persistent_next(w, clusters)) {
+        const OgWork item = og_cluster_work_item(work_grid, w, rank, 0);
         const int m0 = item.pid_m * S::BLOCK_M, n0 = item.pid_n * S::BLOCK_N;
         for (int kt = 0; kt < p.k_tiles; ++kt) {
           mbar_wait(&empty[stage], phase ^ 1u);  // a fresh barrier counts as released
           mbar_expect_tx(&full[stage], S::kStageBytes);
           unsigned char* a_tile = smem + size_t(stage) * S::kStageBytes;
           tma_load(a_tile, &map_a, &full[stage], kt * S::BLOCK_K, m0, item.batch);
-          tma_load(a_tile + S::kABytes, &map_b, &full[stage], kt * S::BLOCK_K, n0, item.batch);
+          if constexpr (S::CLUSTER_M > 1) {  // this program's half of B, into both programs' stage
+            constexpr int kHalf = S::BLOCK_N / 2;
+            tma_load_multicast(a_tile + S::kABytes + rank * kHalf * 128, &map_b, &full[stage], kt * S::BLOCK_K,
+                               n0 + rank * kHalf, item.batch, 0x3);
+          } else {
+            tma_load(a_tile + S::kABytes, &map_b, &full[stage], kt * S::BLOCK_K, n0, item.batch);
+          }
           if (++stage == p.stages) { stage = 0; phase ^= 1u; }
         }
       }
@@ -104,8 +122,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     const uint32_t chunks = smem_base + uint32_t(staging_offset(S::BLOCK_M, S::BLOCK_N, p.stages)) + consumer * 2 * kChunkBytes;
     int stage = 0;
     unsigned phase = 0, sequence = 0;
-    for (int w = og_persistent_first(int(blockIdx.x)); w < total_work; w = og_persistent_next(w, int(gridDim.x))) {
-      const OgWork item = og_work_item(w, p.num_pid_m, p.num_pid_n, p.group_m, 1);
+    for (int w = og_persistent_first(cluster); w < total_work; w = og_persistent_next(w, clusters)) {
+      const OgWork item = og_cluster_work_item(work_grid, w, rank, 0);
       const int row0 = item.pid_m * S::BLOCK_M + consumer * 64, n0 = item.pid_n * S::BLOCK_N;
       // This thread's two accumulator rows (wgmma's layout: 16 warp + lane / 4, and 8 below),
       // clamped into A for the scale reads (rows past M are never stored).
@@ -144,7 +162,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           fence_registers(tmp);
           wgmma_wait<0>();
           fence_registers(tmp);
-          if (h == S::kHalves - 1 && lane == 0) mbar_arrive(&empty[stage]);  // every wgmma of the stage has read it
+          if (h == S::kHalves - 1 && lane == 0) {  // every wgmma of the stage has read it: free it in every program
+            mbar_arrive(&empty[stage]);
+            if constexpr (S::CLUSTER_M > 1) mbar_arrive_cluster(&empty[stage], unsigned(rank ^ 1));
+          }
           // Promotion: register 4j + 2h' + e of the half holds row r_lo + 8h', column 128 h + 8j + 2 (lane % 4) + e.
           const float s_lo = a_lo * b[h], s_hi = a_hi * b[h];
 #pragma unroll
@@ -159,6 +180,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       store_tile<1, S::BLOCK_N>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t, sequence);
     }
   }
+  // No program may leave while its peer can still multicast into it or arrive on its barriers.
+  if constexpr (S::CLUSTER_M > 1) cluster_sync();
 #endif
 }
 

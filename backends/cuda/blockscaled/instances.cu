@@ -2,6 +2,7 @@
 // pair; the launch dispatch is generated from the same rows.
 #include <atomic>
 
+#include "../sm90/kernel_key.hpp"
 #include "gemm_block128.cuh"
 #include "launch.hpp"
 
@@ -23,14 +24,41 @@ cudaError_t launch_shape(const Block128Launch& l) {
   }
   const size_t smem = S::shared_bytes(l.args.stages);
   if (smem > l.max_shared) return cudaErrorInvalidValue;
-  gemm_block128<S><<<unsigned(l.grid), S::kThreads, smem, l.stream>>>(l.map_a, l.map_b, l.args);
-  return cudaGetLastError();
+  if constexpr (S::CLUSTER_M == 1) {
+    gemm_block128<S><<<unsigned(l.grid), S::kThreads, smem, l.stream>>>(l.map_a, l.map_b, l.args);
+    return cudaGetLastError();
+  } else {
+    cudaLaunchConfig_t config{};
+    cudaLaunchAttribute attribute{};
+    config.blockDim = dim3(S::kThreads);
+    config.dynamicSmemBytes = smem;
+    config.stream = l.stream;
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = unsigned(S::CLUSTER_M);
+    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    // As many clusters as fit at once (an odd SM count within a GPC leaves SMs out).
+    static std::atomic<int> max_clusters{0};
+    if (max_clusters.load(std::memory_order_relaxed) == 0) {
+      config.gridDim = dim3(unsigned(S::CLUSTER_M * 64));
+      int n = 0;
+      if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, gemm_block128<S>, &config); e != cudaSuccess) return e;
+      if (n <= 0) return cudaErrorInvalidConfiguration;
+      max_clusters.store(n, std::memory_order_relaxed);
+    }
+    const OgClusterGrid g = og_cluster_grid(l.args.num_pid_m, l.args.num_pid_n, l.args.group_m, 1, S::CLUSTER_M, 1);
+    const int groups = og_cluster_work_count(g, l.args.batch);
+    config.gridDim = dim3(unsigned(S::CLUSTER_M * og_persistent_grid(groups, max_clusters.load(std::memory_order_relaxed))));
+    return cudaLaunchKernelEx(&config, gemm_block128<S>, l.map_a, l.map_b, l.args);
+  }
 }
 
 template <WgmmaType TA, WgmmaType TB>
 cudaError_t launch_types(const Block128Launch& l) {
-#define OG_CUDA_SM90_BLOCKSCALED(BM_, BN_, BK_, GM_, ST_) \
-  if (l.block_n == BN_) return launch_shape<Block128Shape<BN_, TA, TB>>(l);
+#define OG_CUDA_SM90_BLOCKSCALED(BM_, BN_, BK_, GM_, ST_, FORM_)                                        \
+  if (l.block_n == BN_ && l.cluster_m == (Form::FORM_ == Form::mcast ? 2 : 1))                        \
+    return launch_shape<Block128Shape<BN_, TA, TB, Form::FORM_ == Form::mcast ? 2 : 1>>(l);
 #include "../families/sm90_blockscaled.inc"
 #undef OG_CUDA_SM90_BLOCKSCALED
   return cudaErrorInvalidValue;

@@ -29,6 +29,7 @@ struct Block128Launch {
   CUtensorMap map_a, map_b;  // K-major fp8 A (M rows) and B (N rows), boxes of 128 x tile rows
   Block128Args args;
   int block_n;               // the row's tile width
+  int cluster_m;             // 2: the mcast form (B multicast over vertically adjacent tiles)
   bool a_e5m2, b_e5m2;
   int grid;                  // persistent programs
   size_t max_shared;         // the device's opt-in shared memory per block
