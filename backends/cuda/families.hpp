@@ -1,5 +1,6 @@
 // The CUDA backend's kernel families, fastest first: cuda.sm90_wgmma (Hopper), cuda.sm90_repack
-// (Hopper, on copies of operands TMA cannot load), cuda.sm80_mma (Ampere and newer), cuda.simt
+// (Hopper, on copies of operands TMA cannot load), cuda.sm80_mma (Ampere and newer), cuda.sgemm
+// (f32 inputs, sm_80 and newer), cuda.simt
 // (everything else). Each is defined by its table in families/.
 #pragma once
 #include <memory>
@@ -12,6 +13,7 @@ std::unique_ptr<KernelFamily> make_sm90_wgmma_family(CudaDevice& device);
 // cuda.sm90_repack: sm90_wgmma on aligned K-major copies of the operands it cannot load (repack/).
 std::unique_ptr<KernelFamily> make_sm90_repack_family(CudaDevice& device, KernelFamily& sm90_wgmma);
 std::unique_ptr<KernelFamily> make_sm80_mma_family(CudaDevice& device);
+std::unique_ptr<KernelFamily> make_sgemm_family(CudaDevice& device);
 std::unique_ptr<KernelFamily> make_simt_family(CudaDevice& device);
 
 }  // namespace omnigemm::detail
