@@ -37,8 +37,9 @@ void print_usage() {
   std::puts(
       "omnigemm-bench [options]\n"
       "  --backend cpu,vulkan,cuda,hip backends to run (default: every available one)\n"
-      "  --dtype f16,bf16,f32,fp8_e4m3,fp8_e5m2[:out]  input dtypes; output dtype rule: f32->f32,\n"
-      "                                f16->f16, bf16->bf16, fp8->f16; 'in:out' overrides (e.g. f16:f32)\n"
+      "  --dtype f16,bf16,f32,tf32,fp8_e4m3,fp8_e5m2[:out]  input dtypes; output dtype rule: f32->f32,\n"
+      "                                f16->f16, bf16->bf16, fp8->f16; 'in:out' overrides (e.g. f16:f32);\n"
+      "                                tf32: f32 inputs in compute_mode TF32 (cuBLAS: its TF32 compute type)\n"
       "  --format mxfp8|mxfp8_e5m2|mxfp4|nvfp4|fp8_block128[:out]  block-scaled formats instead of --dtype\n"
       "                                (output f16 unless ':out'); K sweeps default to M = N = 8192 (the\n"
       "                                block-scaled tutorial's); without a sweep: 8192 x 8192 x 8192\n"
@@ -136,14 +137,17 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
         o.dtypes.clear();
         for (const auto& spec : split(v, ',')) {
           auto parts = split(spec, ':');
-          auto in = parts.empty() ? std::nullopt : parse_dtype(parts[0]);
+          const bool tf32 = !parts.empty() && parts[0] == "tf32";
+          auto in = parts.empty() ? std::nullopt : tf32 ? std::optional(OG_DTYPE_F32) : parse_dtype(parts[0]);
           auto out = parts.size() > 1 ? parse_dtype(parts[1]) : (in ? std::optional(default_output(*in)) : std::nullopt);
           if (!in || !out || parts.size() > 2) { err = "bad dtype '" + spec + "'"; return false; }
           if (*in >= OG_DTYPE_MXFP8 || *out >= OG_DTYPE_MXFP8) {
             err = "block-scaled dtypes need scale tensors: use --format " + format_names();
             return false;
           }
-          o.dtypes.push_back({*in, *out});
+          DtypeSpec d{*in, *out};
+          d.tf32 = tf32;
+          o.dtypes.push_back(d);
         }
       } else if (a == "--format") {
         if (!(v = need(i, "--format"))) return false;

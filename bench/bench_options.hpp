@@ -33,7 +33,8 @@ struct Shape {
 struct DtypeSpec {
   og_dtype in = OG_DTYPE_F16, out = OG_DTYPE_F16;
   std::string format;  // a block-scaled format (--format; bench_formats.hpp); `in` is then its A dtype
-  std::string in_name() const { return format.empty() ? og_dtype_name(in) : format; }
+  bool tf32 = false;   // --dtype tf32: f32 inputs with compute_mode OG_COMPUTE_TF32 (vendor: its TF32 math)
+  std::string in_name() const { return tf32 ? "tf32" : format.empty() ? og_dtype_name(in) : format; }
   std::string name() const { return in_name() + "->" + og_dtype_name(out); }
 };
 

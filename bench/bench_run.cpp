@@ -40,6 +40,7 @@ og_gemm_desc make_desc(const HostProblem& hp, og_dtype a_dt, og_dtype b_dt, og_d
   g.d.batch_stride = hp.st.batch > 1 ? hp.d_batch_stride : 0;
   g.d.mem = m.d;
   g.batch_count = hp.st.batch;
+  if (hp.dt.tf32) g.compute_mode = OG_COMPUTE_TF32;
   if (hp.leaky) {
     g.epilogue.activation = OG_ACT_LEAKY_RELU;
     g.epilogue.leaky_slope = hp.slope;
@@ -195,6 +196,7 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
   }
   VendorProblem vp{sh.m, sh.n, sh.k, hp.dt.in, hp.dt.in, hp.dt.out, hp.st.b_col_major};
   vp.a_col_major = hp.st.a_col_major;
+  vp.tf32 = hp.dt.tf32;
   vp.lda = hp.a.ld, vp.ldb = hp.b.ld, vp.ldd = hp.d_ld;
   vp.batch = hp.st.batch;
   vp.stride_a = hp.a.batches > 1 ? hp.a.batch_stride : 0;

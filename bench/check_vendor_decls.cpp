@@ -13,6 +13,7 @@ static_assert(int(cu::OP_N) == int(CUBLAS_OP_N) && int(cu::OP_T) == int(CUBLAS_O
 static_assert(int(cu::R_32F) == int(CUDA_R_32F) && int(cu::R_16F) == int(CUDA_R_16F) && int(cu::R_16BF) == int(CUDA_R_16BF) &&
               int(cu::R_8F_E4M3) == int(CUDA_R_8F_E4M3));
 static_assert(int(cu::COMPUTE_32F) == int(CUBLAS_COMPUTE_32F) && int(cu::GEMM_DEFAULT) == int(CUBLAS_GEMM_DEFAULT));
+static_assert(int(cu::COMPUTE_32F_FAST_TF32) == int(CUBLAS_COMPUTE_32F_FAST_TF32));
 static_assert(int(cu::LT_DESC_TRANSA) == int(CUBLASLT_MATMUL_DESC_TRANSA) && int(cu::LT_DESC_TRANSB) == int(CUBLASLT_MATMUL_DESC_TRANSB));
 static_assert(int(cu::LT_PREF_MAX_WORKSPACE_BYTES) == int(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES));
 static_assert(int(cu::LT_DESC_A_SCALE_POINTER) == int(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER) &&

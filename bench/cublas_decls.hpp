@@ -12,7 +12,7 @@ using status = int;  // cublasStatus_t, 0 = CUBLAS_STATUS_SUCCESS
 using handle = void*;
 enum : int { OP_N = 0, OP_T = 1 };                                  // cublasOperation_t
 enum : int { R_32F = 0, R_16F = 2, R_16BF = 14, R_8F_E4M3 = 28 };  // cudaDataType
-enum : int { COMPUTE_32F = 68 };                                   // cublasComputeType_t
+enum : int { COMPUTE_32F = 68, COMPUTE_32F_FAST_TF32 = 77 };                                   // cublasComputeType_t
 enum : int { GEMM_DEFAULT = -1 };                                  // cublasGemmAlgo_t
 enum : int { LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4,                // cublasLtMatmulDescAttributes_t
               LT_DESC_A_SCALE_POINTER = 17, LT_DESC_B_SCALE_POINTER = 18,

@@ -223,7 +223,8 @@ class Cublas final : public Vendor {
     }
     if (p.d != p.a && p.d != OG_DTYPE_F32) { r.why = "cublasGemmEx output must be the input dtype or f32"; return r; }
     r.supported = true;
-    r.label = std::string("cublasGemmEx ") + og_dtype_name(p.a) + " -> " + og_dtype_name(p.d) + " (f32 compute)";
+    r.label = std::string("cublasGemmEx ") + og_dtype_name(p.a) + " -> " + og_dtype_name(p.d) +
+              (p.tf32 ? " (TF32 compute)" : " (f32 compute)");
     return r;
   }
 
@@ -242,12 +243,12 @@ class Cublas final : public Vendor {
     cu::status s = 0;
     if (p.batch == 1) {
       s = gemm_ex_(handle_, op_b, op_a, n, m, k, &one, ptr(b), cuda_type(p.b), ldb, ptr(a), cuda_type(p.a), lda, &zero,
-                   ptr(d), cuda_type(p.d), ldd, cu::COMPUTE_32F, cu::GEMM_DEFAULT);
+                   ptr(d), cuda_type(p.d), ldd, p.tf32 ? cu::COMPUTE_32F_FAST_TF32 : cu::COMPUTE_32F, cu::GEMM_DEFAULT);
       if (s != 0) return error(StatusCode::backend_failure, "cublasGemmEx failed with status " + std::to_string(s));
     } else {
       s = gemm_batched_(handle_, op_b, op_a, n, m, k, &one, ptr(b), cuda_type(p.b), ldb, p.stride_b, ptr(a),
                         cuda_type(p.a), lda, p.stride_a, &zero, ptr(d), cuda_type(p.d), ldd, p.stride_d, int(p.batch),
-                        cu::COMPUTE_32F, cu::GEMM_DEFAULT);
+                        p.tf32 ? cu::COMPUTE_32F_FAST_TF32 : cu::COMPUTE_32F, cu::GEMM_DEFAULT);
       if (s != 0)
         return error(StatusCode::backend_failure, "cublasGemmStridedBatchedEx failed with status " + std::to_string(s));
     }

@@ -32,6 +32,7 @@ struct VendorProblem {
   int64_t m = 0, n = 0, k = 0;
   og_dtype a = OG_DTYPE_F32, b = OG_DTYPE_F32, d = OG_DTYPE_F32;
   bool b_col_major = false;
+  bool tf32 = false;  // f32 inputs, TF32 products allowed (cuBLAS: CUBLAS_COMPUTE_32F_FAST_TF32)
   bool a_col_major = false;
   int64_t lda = 0, ldb = 0, ldd = 0;
   int64_t batch = 1;

@@ -99,7 +99,18 @@ struct View {
   // Block-scaled operands: the same matrix as rows x K with its scales (rows and columns as
   // this view's, so K runs along the columns); packing dequantises through it. Null otherwise.
   const KView* blocked = nullptr;
+  // OG_COMPUTE_TF32: packing rounds every element to TF32 (round_to_tf32).
+  bool tf32 = false;
 };
+
+// f32 rounded to nearest TF32 (10 mantissa bits, ties to even); inf and NaN unchanged, a carry
+// past the largest finite TF32 gives inf (as a TF32 conversion does).
+inline float round_to_tf32(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7f800000u) == 0x7f800000u) return f;
+  x = (x + 0xfffu + ((x >> 13) & 1u)) & ~0x1fffu;
+  return std::bit_cast<float>(x);
+}
 
 inline const char* element_ptr(const View& v, int64_t r, int64_t c) {
   return v.base + (r * v.sr + c * v.sc) * dtype_bytes(v.dtype);

@@ -73,6 +73,7 @@ void batch_operands(const Problem& p, int64_t batch, BatchOperands& o) {
   if (p.k > 0) {
     o.a = {p.a.dtype, host(p.a.mem) + batch * p.a.batch_stride * dtype_bytes(p.a.dtype), p.a.stride_row, p.a.stride_col};
     o.b = {p.b.dtype, host(p.b.mem) + batch * p.b.batch_stride * dtype_bytes(p.b.dtype), p.b.stride_row, p.b.stride_col};
+    o.a.tf32 = o.b.tf32 = p.compute_mode == OG_COMPUTE_TF32;
     if (p.a.scale.present()) {
       o.a_blocked = blocked_batch(p.a, false, batch);
       o.a.blocked = &o.a_blocked;
@@ -131,7 +132,7 @@ void gemm_batch(const Problem& p, const Plan& pl, int64_t batch, int t, int team
   }
 
   // Packed B is laid out as NR-column panels: the transposed view of op(B) packed in NR-row panels.
-  const View bt{ops.b.dtype, ops.b.base, ops.b.sc, ops.b.sr, ops.b.blocked};
+  const View bt{ops.b.dtype, ops.b.base, ops.b.sc, ops.b.sr, ops.b.blocked, ops.b.tf32};
   const int64_t chunk_rows = pl.partial_rows ? pl.partial_rows : p.m;
   for (int64_t m0 = 0; m0 < p.m; m0 += chunk_rows) {
     const int64_t mlen = std::min(chunk_rows, p.m - m0);

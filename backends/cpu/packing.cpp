@@ -60,6 +60,14 @@ void pack_panels(const View& v, int64_t r0, int64_t rows, int64_t c0, int64_t co
     }
     return;
   }
+  if (v.tf32) {  // the elements of every panel (w x cols each, padding rows are zeros) rounded
+    View exact = v;
+    exact.tf32 = false;
+    pack_panels(exact, r0, rows, c0, cols, w, dst);
+    const int64_t n = (rows + w - 1) / w * w * cols;
+    for (int64_t i = 0; i < n; ++i) dst[i] = round_to_tf32(dst[i]);
+    return;
+  }
   with_loader(v.dtype, element_ptr(v, r0, c0), [&](auto load) {
     const int64_t sr = v.sr, sc = v.sc;
     for (int64_t p0 = 0; p0 < rows; p0 += w, dst += int64_t(w) * cols) {

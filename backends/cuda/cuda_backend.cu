@@ -1,6 +1,6 @@
 // CUDA backend: the device (cuda_device.hpp), memory, timing, and the kernel families that run
-// problems on it, fastest first (families.hpp): sm90_blockscaled, sm90_dequant, sm90_wgmma and sm90_repack on sm_90 devices,
-// sm80_mma on sm_80 and newer, simt everywhere. Tiles are visited in the order of the shared scheduler
+// problems on it, fastest first (families.hpp): sm90_blockscaled, sm90_dequant, sm90_wgmma and sm90_repack on sm_90
+// devices, sm80_mma, sgemm (f32) and skinny on sm_80 and newer, simt everywhere. Tiles are visited in the order of the shared scheduler
 // (omnigemm/tile_schedule.h).
 #include <algorithm>
 #include <mutex>
@@ -26,6 +26,7 @@ class CudaBackend final : public Backend {
     owned_.insert(owned_.end() - 1, std::move(wgmma));  // sm90_wgmma before sm90_repack
     owned_.push_back(make_sm80_mma_family(dev_));
     owned_.push_back(make_skinny_family(dev_));
+    owned_.push_back(make_sgemm_family(dev_));
     owned_.push_back(make_simt_family(dev_));
     for (auto& f : owned_) families_.push_back(f.get());
     return {};

@@ -1,8 +1,8 @@
 // The CUDA backend's kernel families, fastest first: cuda.sm90_blockscaled (Hopper, block-scaled
 // operands only), cuda.sm90_wgmma (Hopper), cuda.sm90_repack (Hopper, on copies of operands TMA
-// cannot load), cuda.sm80_mma (Ampere and newer), cuda.skinny (memory-bound problems: at most 16
-// output rows or columns, or short K), cuda.simt (everything else). Each is defined by its table
-// in families/.
+// cannot load), cuda.sm80_mma (Ampere and newer), cuda.sgemm (f32 inputs, sm_80 and newer),
+// cuda.skinny (at most 16 output rows or columns, operands TMA cannot load in place), cuda.simt
+// (everything else). Each is defined by its table in families/.
 #pragma once
 #include <memory>
 
@@ -22,6 +22,7 @@ Status refuse_block_scales(const Problem& p);
 // cuda.sm90_repack: sm90_wgmma on aligned K-major copies of the operands it cannot load (repack/).
 std::unique_ptr<KernelFamily> make_sm90_repack_family(CudaDevice& device, KernelFamily& sm90_wgmma);
 std::unique_ptr<KernelFamily> make_sm80_mma_family(CudaDevice& device);
+std::unique_ptr<KernelFamily> make_sgemm_family(CudaDevice& device);
 std::unique_ptr<KernelFamily> make_skinny_family(CudaDevice& device);
 std::unique_ptr<KernelFamily> make_simt_family(CudaDevice& device);
 

@@ -59,7 +59,8 @@ Status explain(Backend& be, Tuner& tuner, const Problem& p, og_explanation& out)
   std::string r = "backend " + backend + " on " + be.device().name + " (" + be.device().driver + ")\n";
   r += "problem M=" + std::to_string(p.m) + " N=" + std::to_string(p.n) + " K=" + std::to_string(p.k) +
        " batch=" + std::to_string(p.batch) + ", " + input_name(p.a) + " x " + input_name(p.b) + " -> " +
-       og_dtype_name(p.d.dtype) + "\n";
+       og_dtype_name(p.d.dtype) +
+       (p.compute_mode == OG_COMPUTE_TF32 ? ", compute TF32 (opted in: inputs may be rounded to TF32)" : "") + "\n";
   if (p.empty()) {
     r += "nothing runs: the problem is empty (M, N or batch is 0)\n";
     copy_text(out.report, sizeof out.report, r);

@@ -40,6 +40,8 @@ struct Problem {
   og_activation activation = OG_ACT_NONE;
   float leaky_slope = 0.01f;
   og_bias_mode bias_mode = OG_BIAS_NONE;
+  // OG_COMPUTE_TF32 (f32 inputs only, validated): the products may use TF32 inputs.
+  og_compute_mode compute_mode = OG_COMPUTE_DEFAULT;
   og_dtype bias_dtype = OG_DTYPE_F32;
   og_memory bias{};
   int64_t bias_batch_stride = 0;

@@ -47,6 +47,7 @@ std::string Tuner::problem_key(const Backend& be, const Problem& p) {
        scales(p.b) + layout(p.b) + "," + og_dtype_name(p.d.dtype) + layout(p.d);
   k += "|act" + std::to_string(int(p.activation)) + "bias" + std::to_string(int(p.bias_mode)) +
        (p.c.present ? "c" : "");
+  if (p.compute_mode == OG_COMPUTE_TF32) k += "|tf32";
   return k;
 }
 

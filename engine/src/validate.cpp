@@ -239,6 +239,15 @@ Status validate(const og_gemm_desc& desc, Problem& p) {
     return error(StatusCode::unsupported, std::string("output dtype ") + og_dtype_name(p.d.dtype) +
                                               " is not supported; outputs are f32, f16, bf16");
 
+  // Compute mode: TF32 is an opt-in for f32 inputs only.
+  if (enum_int(desc.compute_mode) < OG_COMPUTE_DEFAULT || enum_int(desc.compute_mode) > OG_COMPUTE_TF32)
+    return invalid("unknown compute_mode " + std::to_string(enum_int(desc.compute_mode)) +
+                   " (OG_COMPUTE_DEFAULT or OG_COMPUTE_TF32)");
+  if (desc.compute_mode == OG_COMPUTE_TF32 && (p.a.dtype != OG_DTYPE_F32 || p.b.dtype != OG_DTYPE_F32))
+    return invalid(std::string("compute_mode OG_COMPUTE_TF32 applies to f32 x f32 inputs only (these are ") +
+                   og_dtype_name(p.a.dtype) + " x " + og_dtype_name(p.b.dtype) + "); use OG_COMPUTE_DEFAULT");
+  p.compute_mode = desc.compute_mode;
+
   // Epilogue.
   const og_epilogue& e = desc.epilogue;
   if (enum_int(e.activation) < OG_ACT_NONE || enum_int(e.activation) > OG_ACT_SILU)

@@ -32,6 +32,12 @@ inline std::vector<std::pair<std::string, std::vector<Config>>> family_tables() 
 #include "../../backends/cuda/families/sm80_mma.inc"
 #undef OG_CUDA_SM80_MMA
        }},
+      {"cuda.sgemm",
+       {
+#define OG_CUDA_SGEMM(bm, bn, bk, gm, st, wa) Config{"sgemm", bm, bn, bk, gm, st, wa, 0, 1, {}},
+#include "../../backends/cuda/families/sgemm.inc"
+#undef OG_CUDA_SGEMM
+       }},
       {"cuda.sm90_wgmma",
        {
 #define OG_CUDA_SM90_WGMMA(bm, bn, bk, gm, st, sk, form) Config{"sm90_wgmma", bm, bn, bk, gm, st, 12, 0, sk, #form},

@@ -104,5 +104,38 @@ else
   failures=$((failures + 1))
 fi
 
+# sm_90a tf32 (f32 inputs with compute_mode TF32): wgmma .tf32 on K-major f32 tiles.
+ptx="$work/sm90a_tf32.ptx"
+"$nvcc" "${flags[@]}" -arch=compute_90a -ptx "$src/backends/cuda/sm90/instances_tf32.cu" -o "$ptx"
+expect "$ptx" "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32" "sm_90a tf32 wgmma"
+"$(dirname "$nvcc")/ptxas" -arch=sm_90a -v "$ptx" -o "$work/sm90a_tf32.cubin" 2> "$work/sm90a_tf32.ptxas.log" ||
+  { echo "FAIL  ptxas sm_90a tf32:"; cat "$work/sm90a_tf32.ptxas.log"; failures=$((failures + 1)); }
+worst=$(grep -oE "[0-9]+ bytes spill (stores|loads)" "$work/sm90a_tf32.ptxas.log" | awk '{print $1}' | sort -n | tail -1)
+if [ "${worst:-0}" -le 16 ] && ! grep -q C7515 "$work/sm90a_tf32.ptxas.log"; then
+  echo "ok    sm_90a tf32: at most ${worst:-0} bytes of spills, no serialized wgmmas"
+else
+  echo "FAIL  sm_90a tf32: up to ${worst:-?} bytes of spills or serialized wgmmas"; failures=$((failures + 1))
+fi
+
+# The f32 family (full f32 FMA on CUDA cores): vector loads and stores, float4 shared reads, and
+# no spills at 128 registers per thread (two 256-thread blocks per SM) for sm_80 and sm_90.
+ptx="$work/sgemm.ptx"
+"$nvcc" "${flags[@]}" -I"$src/backends/cuda" -arch=compute_80 -ptx "$src/backends/cuda/sgemm/family.cu" -o "$ptx"
+expect "$ptx" "fma.rn.f32" "sgemm f32 FMA"
+expect "$ptx" "ld.shared.v4.f32" "sgemm float4 shared-memory reads"
+expect "$ptx" "ld.global.nc.v4.f32" "sgemm 16-byte global loads"
+for arch in sm_80 sm_90; do
+  "$(dirname "$nvcc")/ptxas" -arch=$arch -v "$ptx" -o "$work/sgemm_$arch.cubin" 2> "$work/sgemm_$arch.ptxas.log" ||
+    { echo "FAIL  ptxas sgemm $arch:"; cat "$work/sgemm_$arch.ptxas.log"; failures=$((failures + 1)); }
+  kernels=$(grep -c "Compiling entry function '_ZN8omnigemm6detail5sgemm" "$work/sgemm_$arch.ptxas.log" || true)
+  spilling=$(grep -A2 "Compiling entry function '_ZN8omnigemm6detail5sgemm" "$work/sgemm_$arch.ptxas.log" | grep "spill stores" |
+             grep -vc " 0 bytes spill stores, 0 bytes spill loads" || true)
+  if [ "$kernels" -ge 16 ] && [ "$spilling" -eq 0 ]; then
+    echo "ok    sgemm $arch: $kernels kernels, none spills"
+  else
+    echo "FAIL  sgemm $arch: $kernels kernels (expected 16), $spilling spill"; failures=$((failures + 1))
+  fi
+done
+
 if [ "$failures" -ne 0 ]; then echo "codegen check: $failures failure(s)"; exit 1; fi
 echo "codegen check: all passed"

@@ -47,6 +47,7 @@ class ModelledH100 final : public Backend {
     owned_.push_back(make_sm90_wgmma_family(dev_));
     owned_.push_back(make_sm90_repack_family(dev_, *owned_.back()));
     owned_.push_back(make_sm80_mma_family(dev_));
+    owned_.push_back(make_sgemm_family(dev_));
     owned_.push_back(make_skinny_family(dev_));
     owned_.push_back(make_simt_family(dev_));
     for (auto& f : owned_) families_.push_back(f.get());
@@ -173,8 +174,9 @@ TEST_CASE("cuda model: problems TMA or wgmma cannot take fall to sm90_repack, sm
   Status s = be.families()[0]->can_implement(odd, be.families()[0]->configs()[0]);
   CHECK_FALSE(s.ok());
   CHECK(s.message.find("16 bytes") != std::string::npos);
-  // f32 and mixed f16 x bf16 inputs have no tensor-core family.
-  CHECK(choice(be, problem(300, 300, 300, OG_DTYPE_F32, OG_DTYPE_F32)).rfind("simt:", 0) == 0);
+  // f32 inputs (full f32 by default) run on the f32 family; mixed f16 x bf16 inputs have no
+  // tensor-core family.
+  CHECK(choice(be, problem(300, 300, 300, OG_DTYPE_F32, OG_DTYPE_F32)).rfind("sgemm:", 0) == 0);
   CHECK(choice(be, problem(300, 300, 300, OG_DTYPE_F16, OG_DTYPE_F32, false, 0, OG_DTYPE_BF16)).rfind("simt:", 0) == 0);
   // fp8 with B row-major (N-major): wgmma needs K-major fp8; the repack copy transposes B.
   CHECK(choice(be, problem(2048, 2048, 2048, OG_DTYPE_FP8_E4M3, OG_DTYPE_F16)).rfind("sm90_repack:", 0) == 0);
@@ -279,4 +281,37 @@ TEST_CASE("cuda model: unaligned skinny problems stream on cuda.skinny; aligned 
   for (const KernelFamily* f : be.families())
     if (std::string(f->name()) == "skinny")
       for (const Config& c : f->configs()) CHECK_FALSE(f->can_implement(wide, c));
+}
+
+TEST_CASE("cuda model: f32 runs on the f32 family in full f32, on tensor cores only with compute_mode TF32") {
+  ModelledH100 be;
+  // Default compute mode: the sgemm family at every size, its 128x128 tile from 2048 up (whole
+  // waves of two blocks per SM) and 128x64 at 1024^2 (64 tiles of 128x128 leave half the SMs idle).
+  for (int64_t s : {1024, 2048, 4096, 8192})
+    for (bool b_col : {false, true}) {
+      CAPTURE(s);
+      CAPTURE(b_col);
+      const std::string c = choice(be, problem(s, s, s, OG_DTYPE_F32, OG_DTYPE_F32, b_col));
+      CHECK(c.rfind("sgemm:", 0) == 0);
+      if (s >= 2048) CHECK(c.rfind("sgemm:128x128x8", 0) == 0);
+    }
+  CHECK(choice(be, problem(1024, 1024, 1024, OG_DTYPE_F32, OG_DTYPE_F32)).rfind("sgemm:128x64x8", 0) == 0);
+  // No wgmma family takes f32 without the opt-in, and it says what would.
+  const Problem f32 = problem(4096, 4096, 4096, OG_DTYPE_F32, OG_DTYPE_F32, true);
+  const Status s = be.families()[0]->can_implement(f32, *Config::parse("sm90_wgmma:128x256x32-g16-s4-w12-coop"));
+  CHECK_FALSE(s.ok());
+  CHECK(s.message.find("compute_mode TF32") != std::string::npos);
+  // TF32: K-major operands (B column-major) on sm90_wgmma's tf32 rows (BLOCK_K 32), a row-major B
+  // through the repack copy (transposed K-major) at these sizes.
+  for (int64_t n : {1024, 4096, 8192}) {
+    CAPTURE(n);
+    Problem t = problem(n, n, n, OG_DTYPE_F32, OG_DTYPE_F32, true);
+    t.compute_mode = OG_COMPUTE_TF32;
+    const std::string c = choice(be, t);
+    CHECK(c.rfind("sm90_wgmma:", 0) == 0);
+    CHECK(Config::parse(c)->block_k == 32);
+    Problem row_b = problem(n, n, n, OG_DTYPE_F32, OG_DTYPE_F32, false);
+    row_b.compute_mode = OG_COMPUTE_TF32;
+    CHECK(choice(be, row_b).rfind("sm90_repack:", 0) == 0);
+  }
 }

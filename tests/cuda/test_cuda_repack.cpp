@@ -73,6 +73,7 @@ TEST_CASE("cuda: sm90_repack, forced, on every table row with odd leading dimens
   if (!ctx) return;
   int ran = 0;
   for (const detail::Config& cfg : repack_configs(*ctx)) {
+    if (cfg.block_k == 32) continue;  // tf32 rows (f32 inputs): test_cuda_tf32.cpp
     const bool fp8 = cfg.block_k == 128;
     for (int layout = 0; layout < 4; ++layout)
       for (int i = 0; i < 2; ++i) {

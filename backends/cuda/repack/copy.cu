@@ -18,7 +18,7 @@ constexpr int kThreads = 256;
 
 template <class T>
 struct Tile {
-  static constexpr int kStride = kTile + int(4 / sizeof(T));  // 17 or 33 words per row
+  static constexpr int kStride = kTile + int(4 / sizeof(T));  // 17, 33 or 65 words per row
   T e[kTile][kStride];
 };
 
@@ -103,7 +103,8 @@ __global__ void __launch_bounds__(kThreads) repack_kernel(const __grid_constant_
 }  // namespace
 
 cudaError_t launch(const Args& args, cudaStream_t stream) {
-  if (args.count < 1 || args.count > 2 || (args.element_bytes != 1 && args.element_bytes != 2)) return cudaErrorInvalidValue;
+  if (args.count < 1 || args.count > 2 || (args.element_bytes != 1 && args.element_bytes != 2 && args.element_bytes != 4))
+    return cudaErrorInvalidValue;
   long long tiles = 0;
   int batches = 0;
   for (int i = 0; i < args.count; ++i) {
@@ -113,7 +114,8 @@ cudaError_t launch(const Args& args, cudaStream_t stream) {
     batches = std::max(batches, c.batches);
   }
   const dim3 grid(unsigned(std::min<long long>(tiles, 1 << 20)), unsigned(std::min(batches, 65535)));
-  if (args.element_bytes == 2) repack_kernel<unsigned short><<<grid, kThreads, 0, stream>>>(args);
+  if (args.element_bytes == 4) repack_kernel<unsigned><<<grid, kThreads, 0, stream>>>(args);
+  else if (args.element_bytes == 2) repack_kernel<unsigned short><<<grid, kThreads, 0, stream>>>(args);
   else repack_kernel<unsigned char><<<grid, kThreads, 0, stream>>>(args);
   return cudaGetLastError();
 }

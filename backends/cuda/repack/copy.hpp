@@ -19,7 +19,7 @@ struct Copy {
   bool dst_unit_cols = true;
 };
 
-// Up to two matrices of `element_bytes` (1 or 2) each, copied by one launch on `stream`.
+// Up to two matrices of `element_bytes` (1, 2 or 4) each, copied by one launch on `stream`.
 struct Args {
   Copy copy[2];
   int count = 0;

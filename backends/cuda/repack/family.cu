@@ -1,6 +1,7 @@
 // cuda.sm90_repack: the Hopper TMA/wgmma kernel (cuda.sm90_wgmma) on copies of the operands it
 // cannot load as they are: a base, leading dimension or batch stride that is not a multiple of
-// 16 bytes, no unit stride, or fp8 that is not K-major. One launch of the repack copy (copy.hpp)
+// 16 bytes, no unit stride, or fp8 or tf32 (f32 with compute_mode TF32) that is not K-major. One
+// launch of the repack copy (copy.hpp)
 // writes each such operand K-major with a leading dimension rounded up to 16 bytes into the call's
 // workspace, then the sm90_wgmma family runs the problem on the copies. Its configs are the
 // sm90_wgmma table's rows under this family's name; the cost model ranks them against
@@ -24,10 +25,10 @@ constexpr double kCopyBandwidthShare = 0.6;
 constexpr double kCopyLaunchUs = 4.0;
 
 // The sm90 kernel loads an operand as it is when it has a unit stride, 16-byte aligned base,
-// outer stride and batch stride, and (fp8) is K-major; `k_major` says which unit stride is K's.
-bool loadable_in_place(const Operand& o, bool k_major, bool unit_mn, bool fp8, int64_t batch) {
+// outer stride and batch stride, and (fp8, tf32) is K-major; `k_major` says which unit stride is K's.
+bool loadable_in_place(const Operand& o, bool k_major, bool unit_mn, bool k_major_only, int64_t batch) {
   if (!k_major && !unit_mn) return false;
-  if (fp8 && !k_major) return false;
+  if (k_major_only && !k_major) return false;
   const int64_t outer = k_major ? (o.stride_col == 1 ? o.stride_row : o.stride_col) : (o.stride_row == 1 ? o.stride_col : o.stride_row);
   return check_16_byte_operand(o, dtype_bytes(o.dtype), outer, batch, nullptr);
 }
@@ -133,13 +134,15 @@ class Sm90RepackFamily final : public KernelFamily {
     auto is_fp8 = [](og_dtype t) { return t == OG_DTYPE_FP8_E4M3 || t == OG_DTYPE_FP8_E5M2; };
     const bool fp8 = is_fp8(ta) && is_fp8(tb);
     const bool sixteen = (ta == OG_DTYPE_F16 || ta == OG_DTYPE_BF16) && ta == tb;
-    if (!fp8 && !sixteen) return fail("inputs must be f16 x f16, bf16 x bf16 or fp8 (e4m3/e5m2) x fp8");
+    const bool tf32 = ta == OG_DTYPE_F32 && tb == OG_DTYPE_F32 && p.compute_mode == OG_COMPUTE_TF32;
+    if (!fp8 && !sixteen && !tf32)
+      return fail("inputs must be f16 x f16, bf16 x bf16, fp8 (e4m3/e5m2) x fp8, or f32 x f32 with compute_mode TF32");
     if (p.k < 1) return fail("K must be at least 1");
     if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return fail("dimensions must be below 2^31");
-    pl.copies_a = !loadable_in_place(p.a, p.a.stride_col == 1, p.a.stride_row == 1, fp8, p.batch);
-    pl.copies_b = !loadable_in_place(p.b, p.b.stride_row == 1, p.b.stride_col == 1, fp8, p.batch);
+    pl.copies_a = !loadable_in_place(p.a, p.a.stride_col == 1, p.a.stride_row == 1, fp8 || tf32, p.batch);
+    pl.copies_b = !loadable_in_place(p.b, p.b.stride_row == 1, p.b.stride_col == 1, fp8 || tf32, p.batch);
     if (!pl.copies_a && !pl.copies_b)
-      return fail("every operand is 16-byte aligned with a unit stride (and K-major where fp8): sm90_wgmma runs it without copies");
+      return fail("every operand is 16-byte aligned with a unit stride (and K-major where fp8 or tf32): sm90_wgmma runs it without copies");
     pl.inner = p;
     pl.inner.workspace = og_memory{};
     pl.inner.workspace_bytes = 0;

@@ -72,6 +72,7 @@ class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
     cudaError_t e = cudaErrorInvalidValue;
     if (pl.a == OG_DTYPE_F16) e = sm90::launch_f16(l);
     else if (pl.a == OG_DTYPE_BF16) e = sm90::launch_bf16(l);
+    else if (pl.a == OG_DTYPE_F32) e = sm90::launch_tf32(l);
     else e = sm90::launch_fp8(l, pl.a == OG_DTYPE_FP8_E5M2, pl.b == OG_DTYPE_FP8_E5M2);
     OG_CUDA_TRY(e, "gemm_tma_wgmma launch");
     return {};
@@ -90,7 +91,8 @@ class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
     if (l.key.split_n) n += ", consumers split the columns";
     if (l.key.cluster_m > 1) n += ", B multicast in clusters of " + std::to_string(l.key.cluster_m);
     if (l.split_k > 1) n += l.key.split_pairs ? ", split-K pairs in clusters" : ", split-K partials in global memory";
-    if (l.defer_epilogue) n += ", epilogue deferred into the next tile through TMA stores";
+    if (l.defer_epilogue && l.ep.d.dtype == OG_DTYPE_F32) n += ", f32 epilogue chunks through TMA stores";
+    else if (l.defer_epilogue) n += ", epilogue deferred into the next tile through TMA stores";
     if (l.dependent_launch) n += ", programmatic dependent launch";
     out.notes = n;
   }
@@ -135,8 +137,10 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   const og_dtype ta = p.a.dtype, tb = p.b.dtype;
   const bool fp8 = (ta == OG_DTYPE_FP8_E4M3 || ta == OG_DTYPE_FP8_E5M2) && (tb == OG_DTYPE_FP8_E4M3 || tb == OG_DTYPE_FP8_E5M2);
   const bool sixteen = (ta == OG_DTYPE_F16 || ta == OG_DTYPE_BF16) && ta == tb;
-  if (!fp8 && !sixteen) return fail("inputs must be f16 x f16, bf16 x bf16 or fp8 (e4m3/e5m2) x fp8");
-  const int eb = sixteen ? 2 : 1;
+  const bool tf32 = ta == OG_DTYPE_F32 && tb == OG_DTYPE_F32 && p.compute_mode == OG_COMPUTE_TF32;
+  if (!fp8 && !sixteen && !tf32)
+    return fail("inputs must be f16 x f16, bf16 x bf16, fp8 (e4m3/e5m2) x fp8, or f32 x f32 with compute_mode TF32");
+  const int eb = sixteen ? 2 : tf32 ? 4 : 1;
   if (c.block_k * eb != 128) return fail("BLOCK_K must be 128 bytes of K (" + std::to_string(128 / eb) + " elements)");
   if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
   if (c.split_k > kMaxSplitK) return fail("split_k above " + std::to_string(kMaxSplitK));
@@ -174,6 +178,7 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   if (!a_k_major && !a_mn) return fail("A needs a unit stride along M or K");
   if (!b_k_major && !b_mn) return fail("B needs a unit stride along K or N");
   if (fp8 && (a_mn || b_mn)) return fail("fp8 wgmma needs K-major operands (A row-major, B column-major)");
+  if (tf32 && (a_mn || b_mn)) return fail("tf32 wgmma needs K-major operands (A row-major, B column-major)");
   if (key.needs_k_major_b() && !b_k_major)
     return fail("a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " tile (" +
                 std::to_string(key.split_n ? c.block_n / 2 : c.block_n) +
@@ -217,8 +222,13 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
 // in ways the tile counts do not see, it is not offered (a forced config still runs).
 CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   CostHints h;
-  // The kernel's main loop on full tiles: about three quarters of the 16-bit and fp8 dense peak.
+  // The kernel's main loop on full tiles: about three quarters of the 16-bit and fp8 dense peak;
+  // TF32 (f32 inputs, whose peak in the limits is the CUDA cores' f32 rate) runs at half the
+  // 16-bit rate.
   h.efficiency = 0.75;
+  const DeviceLimits& lim = dev_.info.limits;
+  if (p.a.dtype == OG_DTYPE_F32 && lim.peak_tflops_f32 > 0 && lim.peak_tflops_16bit > 0)
+    h.efficiency = 0.75 * 0.5 * lim.peak_tflops_16bit / lim.peak_tflops_f32;
   const bool swap = c.form == "swap";
   // Narrow tiles (16 or 32 columns of the kernel's problem, the swap form's 16x128 and 32x128)
   // exist for skinny problems: where one does not span the skinny dimension it loads the other
@@ -291,6 +301,7 @@ bool Sm90WgmmaFamily::encode_operand(CUtensorMap& map, const Operand& o, int eb,
   if (!check_16_byte_operand(o, eb, outer_stride, batch, why)) return false;
   const CUtensorMapDataType type = o.dtype == OG_DTYPE_F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                    : o.dtype == OG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : o.dtype == OG_DTYPE_F32  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                                               : CU_TENSOR_MAP_DATA_TYPE_UINT8;
   const CUresult r =
       encode_3d(map, o, type, eb, inner, outer, outer_stride, batch, box_inner, box_outer, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
@@ -301,13 +312,20 @@ bool Sm90WgmmaFamily::encode_operand(CUtensorMap& map, const Operand& o, int eb,
   return true;
 }
 
-// D for the deferred epilogue's TMA stores: the plain GEMM's 16-bit row-major D with 16-byte
-// aligned base, rows and batches, in boxes of 64 x 64 with the staging chunks' 128-byte swizzle.
-// TMA drops the rows of edge boxes beyond D but columns only in whole 16-byte units, so N must be
-// a multiple of 8. False where D is anything else.
+// D for the deferred epilogue's TMA stores: a 16-bit row-major D with 16-byte aligned base, rows
+// and batches whose epilogue fits in registers (tile_epilogue.cuh: alpha, an f32 bias, relu or
+// leaky_relu), in boxes of 64 x 64 with the staging chunks' 128-byte swizzle. TMA drops the rows
+// of edge boxes beyond D but columns only in whole 16-byte units, so N must be a multiple of 8.
+// An f32 D of the same kind (N a multiple of 4) gets boxes of 32 x 64 (128-byte rows) for the f32
+// chunks' TMA stores. False where D is anything else.
 bool Sm90WgmmaFamily::encode_output(CUtensorMap& map, const Problem& p, const cuda::EpilogueArgs& e) const {
-  if (!(e.d.dtype == OG_DTYPE_F16 || e.d.dtype == OG_DTYPE_BF16) || !e.d_vector_rows || e.bias_mode != OG_BIAS_NONE ||
-      e.act != OG_ACT_NONE || p.d.stride_row <= 0 || p.n % 8 != 0)
+  if (e.d.dtype == OG_DTYPE_F32) {
+    if (!e.d_vector_rows || !sm90::register_epilogue_fits(e) || p.d.stride_row <= 0 || p.n % 4 != 0) return false;
+    return encode_3d(map, p.d, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.n, p.m, p.d.stride_row, p.batch, 32, 64,
+                     CU_TENSOR_MAP_L2_PROMOTION_NONE) == CUDA_SUCCESS;
+  }
+  if (!(e.d.dtype == OG_DTYPE_F16 || e.d.dtype == OG_DTYPE_BF16) || !e.d_vector_rows || !sm90::register_epilogue_fits(e) ||
+      p.d.stride_row <= 0 || p.n % 8 != 0)
     return false;
   return encode_3d(map, p.d, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, p.n, p.m, p.d.stride_row, p.batch, 64, 64,
                    CU_TENSOR_MAP_L2_PROMOTION_NONE) == CUDA_SUCCESS;

@@ -9,9 +9,9 @@
 //     releases the stage once they retired;
 //   - epilogue: the accumulators go through a small per-consumer shared-memory chunk to
 //     coalesced stores with the shared fused epilogue, while the producer already fills the
-//     ring with the next tile's operands; the plain GEMM's 16-bit outputs of cooperative tiles
-//     are held (staged, and in registers) and leave by TMA stores during the next tile's first
-//     K-tiles (the deferred epilogue).
+//     ring with the next tile's operands; cooperative tiles' 16-bit outputs whose epilogue fits
+//     in registers (alpha, f32 bias, relu, leaky_relu) are held (staged, and in registers) and
+//     leave by TMA stores during the next tile's first K-tiles (the deferred epilogue).
 // Shared-memory tiles use the 128-byte swizzle: every tile row is 128 bytes, so BLOCK_K is 64
 // for 16-bit inputs and 128 for fp8. A K-major operand is one TMA box of rows x 128 B; an
 // MN-major operand (16-bit only, wgmma's transpose bit) is BLOCK_MN / 64 boxes of BLOCK_K rows
@@ -41,7 +41,9 @@ struct KernelArgs {
   int split_k;
   float* partials;  // [tile][64-row half][slice][accumulator register][thread]
   int* counters;    // [tile][64-row half], zero between launches
-  bool defer_epilogue;  // the host encoded map_d (the plain GEMM's 16-bit row-major D, N a multiple of 8)
+  // The host encoded map_d: a 16-bit row-major D (register epilogue, N a multiple of 8; 64 x 64
+  // boxes, the deferred epilogue) or an f32 one (N a multiple of 4; 32 x 64 boxes, f32 TMA stores).
+  bool defer_epilogue;
   cuda::EpilogueArgs ep;
 };
 
@@ -71,12 +73,13 @@ struct Shape {
   static constexpr int BLOCK_M = 64 * WG_M * (SPLIT_N ? 1 : kTileConsumers);
   static constexpr int CONSUMER_N = SPLIT_N ? BLOCK_N / 2 : BLOCK_N;  // tile columns per consumer
   static constexpr bool kSixteenBit = TA == WgmmaType::f16 || TA == WgmmaType::bf16;
-  static constexpr int kElemBytes = kSixteenBit ? 2 : 1;
+  static constexpr bool kTf32 = TA == WgmmaType::tf32;  // f32 data read as TF32 (OG_COMPUTE_TF32)
+  static constexpr int kElemBytes = kSixteenBit ? 2 : kTf32 ? 4 : 1;
   static constexpr int BLOCK_K = 128 / kElemBytes;
-  static constexpr int kKSteps = 4;  // wgmma K is 32 bytes: 16 x 16-bit or 32 x fp8
+  static constexpr int kKSteps = 4;  // wgmma K is 32 bytes: 16 x 16-bit, 32 x fp8 or 8 x tf32
   static constexpr int kABytes = BLOCK_M * 128, kBBytes = BLOCK_N * 128;
   static constexpr int kStageBytes = kABytes + kBBytes;
-  static_assert(!(A_MN_MAJOR || B_MN_MAJOR) || kSixteenBit, "fp8 wgmma operands must be K-major");
+  static_assert(!(A_MN_MAJOR || B_MN_MAJOR) || kSixteenBit, "fp8 and tf32 wgmma operands must be K-major");
   // An MN-major B tile is loaded as BLOCK_N / 64 boxes of 64 columns; narrow tiles (16 or 32
   // columns, for skinny problems) take K-major B only.
   static_assert(CONSUMER_N % 64 == 0 || !B_MN_MAJOR, "narrow (or column-split 96-column) tiles need a K-major B");
@@ -504,6 +507,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     // 64-row blocks per consumer): holding raised their spills from 4 / 8 to 12 / 28 bytes.
     // Split-K pairs receive partials in the staging chunks, where a deferred tile would wait.
     constexpr bool kDeferrable = !S::PINGPONG && !S::SPLIT_PAIRS && S::WG_M == 1 && S::CONSUMER_N % 64 == 0;
+    // f32 D by TMA stores (store_tile_f32_tma) where the host encoded its map; not for split-K
+    // pairs, whose partials arrive in the staging chunks.
+    const CUtensorMap* f32_map =
+        !S::SPLIT_PAIRS && S::CONSUMER_N % 32 == 0 && p.defer_epilogue && p.ep.d.dtype == OG_DTYPE_F32 ? &map_d : nullptr;
     auto consume = [&](auto defer_tag) {
       constexpr bool kDefer = kDeferrable && decltype(defer_tag)::value;
       // The producer fills the ring with every work item's K-tiles in order: (stage, phase) is
@@ -595,17 +602,20 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         const int row0 = pid_m * S::BLOCK_M + (S::PINGPONG || S::SPLIT_N ? 0 : consumer * S::WG_M) * 64;
         const int n0 = item.pid_n * S::BLOCK_N + (S::SPLIT_N ? consumer * S::CONSUMER_N : 0);  // this consumer's columns
         if constexpr (kDefer) {
+          const RegisterEpilogue re = register_epilogue(p.ep, item.batch, p.m, p.n);
           if (p.ep.d.dtype == OG_DTYPE_BF16)
-            deferred.template hold<true>(acc, p.ep.alpha, &map_d, row0, n0, item.batch, chunks, consumer, t);
+            deferred.template hold<true>(acc, re, &map_d, row0, n0, item.batch, chunks, consumer, t);
           else
-            deferred.template hold<false>(acc, p.ep.alpha, &map_d, row0, n0, item.batch, chunks, consumer, t);
+            deferred.template hold<false>(acc, re, &map_d, row0, n0, item.batch, chunks, consumer, t);
           continue;
         }
-        store_tile<S::WG_M, S::CONSUMER_N>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t, chunk_sequence);
+        store_tile<S::WG_M, S::CONSUMER_N>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t, chunk_sequence,
+                                           f32_map);
         if constexpr (S::SPLIT_PAIRS) exchange.hand_back(unsigned(rank ^ 1));
       }
       flush_deferred();
       if constexpr (kDefer) deferred.drain(t);
+      if (f32_map && t == 0) tma_store_wait_read<0>();  // the shared memory outlives the f32 stores' reads
     };
     if (kDeferrable && p.defer_epilogue && packed_rows_out(p.ep)) consume(std::true_type{});
     else consume(std::false_type{});

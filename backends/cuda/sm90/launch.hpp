@@ -29,10 +29,18 @@ struct Launch {
   cudaStream_t stream;
 };
 
+// Whether e's epilogue fits the packed ways' RegisterEpilogue (tile_epilogue.cuh): no C, an f32
+// bias or none, relu, leaky_relu or no activation.
+__host__ __device__ inline bool register_epilogue_fits(const cuda::EpilogueArgs& e) {
+  return !e.has_c && (e.act == OG_ACT_NONE || e.act == OG_ACT_RELU || e.act == OG_ACT_LEAKY_RELU) &&
+         (e.bias_mode == OG_BIAS_NONE || e.bias_dtype == OG_DTYPE_F32);
+}
+
 // Every launcher returns cudaErrorInvalidValue for a key/layout no table row instantiates.
 cudaError_t launch_f16(const Launch& l);
 cudaError_t launch_bf16(const Launch& l);
 cudaError_t launch_fp8(const Launch& l, bool a_e5m2, bool b_e5m2);
+cudaError_t launch_tf32(const Launch& l);  // f32 operands (K-major) read as TF32
 
 // Shared memory, 1024-byte aligned (the 128-byte swizzle's period): a ring of `stages` (A, B)
 // tiles of 128-byte rows; per consumer warpgroup two 64 x 128-byte epilogue chunks (double

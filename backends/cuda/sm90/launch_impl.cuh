@@ -83,7 +83,7 @@ cudaError_t launch_key(const Launch& l) {
 
 // BLOCK_K of the rows instantiated for input type T: 128 bytes of K.
 template <WgmmaType T>
-constexpr int kRowBlockK = (T == WgmmaType::f16 || T == WgmmaType::bf16) ? 64 : 128;
+constexpr int kRowBlockK = (T == WgmmaType::f16 || T == WgmmaType::bf16) ? 64 : T == WgmmaType::tf32 ? 32 : 128;
 
 template <WgmmaType TA, WgmmaType TB, bool A_MN, bool B_MN>
 cudaError_t launch_layout(const Launch& l) {

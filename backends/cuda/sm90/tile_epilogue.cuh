@@ -4,14 +4,17 @@
 // wgmma's register layout and the row-wise reads are free of bank conflicts; each consumer
 // alternates between two chunks, so one named barrier per chunk suffices. Four ways out,
 // chosen once per launch (uniform branches):
-//   - packed: f16/bf16 D with vector-aligned rows, no C, no bias, no activation (the plain
-//     GEMM): alpha and the rounding happen in registers, stmatrix writes a chunk of 64 x 64
-//     finished outputs, and each thread stores 16 bytes at a time;
+//   - packed: f16/bf16 D with vector-aligned rows and no C, whose epilogue fits in registers
+//     (RegisterEpilogue: alpha, an f32 bias, relu or leaky_relu; the plain GEMM and the usual
+//     fused layers): the epilogue and the rounding happen in registers, stmatrix writes a chunk
+//     of 64 x 64 finished outputs, and each thread stores 16 bytes at a time;
 //   - packed columns: the same for a column-major D (the swapped kernels write D^T, the
 //     caller's row-major D, this way): stmatrix.trans, then 16-byte stores down D's columns;
-//   - vector: D with vector-aligned rows and no C: a chunk holds 64 x 32 (or 16) f32 and
-//     each thread finishes four outputs at a time (alpha, bias, activation) into one 8- or
-//     16-byte store;
+//   - vector: D with vector-aligned rows and no C otherwise (f32 D, gelu, silu, a 16-bit
+//     bias): a chunk holds 64 x 32 (or 16) f32 and each thread finishes four outputs at a time
+//     (alpha, bias, activation) into one 8- or 16-byte store;
+//   - f32 by TMA: f32 D with vector-aligned rows and a register epilogue, where the launch
+//     has D's map: 64 x 32 chunks finished in registers, staged, stored by the TMA;
 //   - generic (C present, strided or unaligned D): 64 x 32 f32 per chunk through the fully
 //     general per-element epilogue, in a function of its own (one copy per translation unit).
 // An earlier version sent every chunk through the generic function; at 4096^3 its ~420
@@ -70,6 +73,36 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
 // The plain GEMM's epilogue (omnigemm/epilogue.h without C, bias or activation): alpha * acc.
 __device__ __forceinline__ float plain_value(float alpha, float acc) {
   return og_epilogue_sum(alpha, acc, false, 0.0f, 0.0f, false, 0.0f);
+}
+
+// The epilogues the packed ways finish in registers, as each accumulator leaves: alpha, an f32
+// bias along N or M, and relu or leaky_relu (a select each, no transcendental function: gelu
+// and silu take the vector way, whose one copy of the per-element code serves every chunk).
+// With neither bias nor activation it is plain_value. Values are omnigemm/epilogue.h's.
+struct RegisterEpilogue {
+  float alpha, slope;
+  int act;            // OG_ACT_NONE, OG_ACT_RELU or OG_ACT_LEAKY_RELU
+  int bias_mode;      // OG_BIAS_*
+  const float* bias;  // this batch's bias vector (bias_mode != OG_BIAS_NONE)
+  int m, n;           // the problem's rows and columns (bias reads stay inside)
+
+  __device__ __forceinline__ bool fused() const { return act != OG_ACT_NONE || bias_mode != OG_BIAS_NONE; }
+  // The finished output (gm, gn) of accumulator `acc` (fused() only).
+  __device__ __forceinline__ float apply(float acc, int gm, int gn) const {
+    float b = 0.0f;
+    if (bias_mode == OG_BIAS_PER_N) b = gn < n ? bias[gn] : 0.0f;
+    else if (bias_mode == OG_BIAS_PER_M) b = gm < m ? bias[gm] : 0.0f;
+    const float x = og_epilogue_sum(alpha, acc, false, 0.0f, 0.0f, bias_mode != OG_BIAS_NONE, b);
+    return act == OG_ACT_RELU ? og_relu(x) : act == OG_ACT_LEAKY_RELU ? og_leaky_relu(x, slope) : x;
+  }
+};
+
+__device__ __forceinline__ RegisterEpilogue register_epilogue(const cuda::EpilogueArgs& e, int batch, int m, int n) {
+  RegisterEpilogue r;
+  r.alpha = e.alpha, r.slope = e.slope, r.act = int(e.act), r.bias_mode = int(e.bias_mode);
+  r.bias = e.bias_mode != OG_BIAS_NONE ? static_cast<const float*>(e.bias) + (long long)batch * e.bias_bs : nullptr;
+  r.m = m, r.n = n;
+  return r;
 }
 
 // Two outputs rounded to 16 bits by the hardware conversion (epilogue.h's rounding), packed.
@@ -182,15 +215,30 @@ __device__ __forceinline__ bool consumer_any(int consumer, bool pred) {
 // K-tile's arrival to the end of a 16x4096x4096 decode CTA (H100 trace).
 
 // Chunk `index` of one consumer's accumulators (block index / chunks-per-block, column chunk
-// index % chunks-per-block; COLS columns) times alpha, rounded to 16 bits: COLS / 4 registers,
-// register q holding accumulators 2q and 2q + 1 of the chunk. Chunk by chunk, not the whole tile
-// at once: fewer registers live together (the 256x128 consumers spilled otherwise).
+// index % chunks-per-block; COLS columns) finished by `re`, rounded to 16 bits: COLS / 4
+// registers, register q holding accumulators 2q and 2q + 1 of the chunk. Chunk by chunk, not the
+// whole tile at once: fewer registers live together (the 256x128 consumers spilled otherwise).
+// row0, col0: the consumer's tile origin in D (the kernel's orientation); accumulator i of the
+// chunk is at row 64 (block) + 16 warp + lane / 4 + 8 ((i / 2) % 2), column COLS (column chunk)
+// + 8 (i / 4) + 2 (lane % 4) + i % 2 (wgmma's layout).
 template <bool BF16, int COLS, int WG_M, int BLOCK_N>
-__device__ __forceinline__ void pack_chunk(const float (&acc)[WG_M][BLOCK_N / 2], int index, float alpha,
-                                           uint32_t (&regs)[COLS / 4]) {
+__device__ __forceinline__ void pack_chunk(const float (&acc)[WG_M][BLOCK_N / 2], int index, const RegisterEpilogue& re,
+                                           int row0, int col0, int thread, uint32_t (&regs)[COLS / 4]) {
   const float* from = &acc[index / (BLOCK_N / COLS)][index % (BLOCK_N / COLS) * (COLS / 2)];
+  if (!re.fused()) {
 #pragma unroll
-  for (int q = 0; q < COLS / 4; ++q) regs[q] = pack_pair<BF16>(plain_value(alpha, from[2 * q]), plain_value(alpha, from[2 * q + 1]));
+    for (int q = 0; q < COLS / 4; ++q)
+      regs[q] = pack_pair<BF16>(plain_value(re.alpha, from[2 * q]), plain_value(re.alpha, from[2 * q + 1]));
+    return;
+  }
+  const int warp = thread / 32, lane = thread % 32;
+  const int gm0 = row0 + 64 * (index / (BLOCK_N / COLS)) + 16 * warp + lane / 4;
+  const int gn0 = col0 + COLS * (index % (BLOCK_N / COLS)) + 2 * (lane % 4);
+#pragma unroll
+  for (int q = 0; q < COLS / 4; ++q) {  // accumulators 2q, 2q + 1: one row, adjacent columns
+    const int gm = gm0 + 8 * (q % 2), gn = gn0 + 8 * (q / 2);
+    regs[q] = pack_pair<BF16>(re.apply(from[2 * q], gm, gn), re.apply(from[2 * q + 1], gm, gn + 1));
+  }
 }
 
 template <int BLOCK_N>
@@ -259,9 +307,9 @@ static __device__ __noinline__ void copy_packed_round(int first, int last, uint1
 // epilogue's hold takes 0.4). Most of it is the stores: every program writes its 72 KB at the
 // same moment, ~4.5 TB/s into L2 together.
 template <bool BF16, bool TRANSPOSED, int WG_M, int BLOCK_N>
-__device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld, float alpha,
-                                                    int m, int n, int row0, int col0, uint32_t chunks, int consumer,
-                                                    int thread, unsigned& sequence) {
+__device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld,
+                                                    const RegisterEpilogue& re, int m, int n, int row0, int col0,
+                                                    uint32_t chunks, int consumer, int thread, unsigned& sequence) {
   constexpr int kCols = packed_chunk_cols<BLOCK_N>();
   static_assert(BLOCK_N % kCols == 0, "whole chunks");
   constexpr int kChunks = WG_M * BLOCK_N / kCols;
@@ -274,7 +322,7 @@ __device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N /
 #pragma unroll
     for (int i = first; i < last; ++i) {
       uint32_t regs[kCols / 4];
-      pack_chunk<BF16, kCols, WG_M, BLOCK_N>(acc, i, alpha, regs);
+      pack_chunk<BF16, kCols, WG_M, BLOCK_N>(acc, i, re, row0, col0, thread, regs);
       stage_packed_chunk<TRANSPOSED, kCols>(regs, buffer + (i - first) * kStagedBytes, thread);
     }
     consumer_barrier(consumer);
@@ -330,18 +378,20 @@ struct DeferredTile {
   }
 
   template <bool BF16>
-  __device__ __forceinline__ void hold(const float (&acc)[WG_M][BLOCK_N / 2], float alpha, const CUtensorMap* map_d,
-                                       int row0_, int col0_, int batch_, uint32_t chunks, int consumer, int thread) {
+  __device__ __forceinline__ void hold(const float (&acc)[WG_M][BLOCK_N / 2], const RegisterEpilogue& re,
+                                       const CUtensorMap* map_d, int row0_, int col0_, int batch_, uint32_t chunks,
+                                       int consumer, int thread) {
     if (thread == 0) tma_store_wait_read<0>();  // the previous tile's stores have read both buffers
     consumer_barrier(consumer);
 #pragma unroll
     for (int i = 0; i < kStaged; ++i) {
       uint32_t regs[16];
-      pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, alpha, regs);
+      pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, re, row0_, col0_, thread, regs);
       stage_packed_chunk<false, 64>(regs, chunks + i * kChunkBytes, thread);
     }
 #pragma unroll
-    for (int i = kStaged; i < kChunks; ++i) pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, alpha, held[i - kStaged]);
+    for (int i = kStaged; i < kChunks; ++i)
+      pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, re, row0_, col0_, thread, held[i - kStaged]);
     fence_proxy_async_shared();
     consumer_barrier(consumer);
     row0 = row0_, col0 = col0_, batch = batch_;
@@ -379,13 +429,13 @@ struct NoDeferredTile {
   __device__ __forceinline__ bool pending() const { return false; }
 };
 
-// The plain GEMM's 16-bit outputs (alpha * AB: no C, bias or activation) to a D whose rows
-// (or, d_vector_cols, columns) are vector-aligned: the packed ways out.
-__device__ __forceinline__ bool plain_16_bit_out(const cuda::EpilogueArgs& e) {
-  return e.d.dtype != OG_DTYPE_F32 && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
+// 16-bit outputs whose epilogue fits RegisterEpilogue (no C) to a D whose rows (or,
+// d_vector_cols, columns) are vector-aligned: the packed ways out.
+__device__ __forceinline__ bool packed_16_bit_out(const cuda::EpilogueArgs& e) {
+  return e.d.dtype != OG_DTYPE_F32 && register_epilogue_fits(e);
 }
-__device__ __forceinline__ bool packed_rows_out(const cuda::EpilogueArgs& e) { return plain_16_bit_out(e) && e.d_vector_rows; }
-__device__ __forceinline__ bool packed_cols_out(const cuda::EpilogueArgs& e) { return plain_16_bit_out(e) && e.d_vector_cols; }
+__device__ __forceinline__ bool packed_rows_out(const cuda::EpilogueArgs& e) { return packed_16_bit_out(e) && e.d_vector_rows; }
+__device__ __forceinline__ bool packed_cols_out(const cuda::EpilogueArgs& e) { return packed_16_bit_out(e) && e.d_vector_cols; }
 __device__ __forceinline__ uint16_t* d_batch_base(const cuda::EpilogueArgs& e, int batch) {
   return static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
 }
@@ -397,12 +447,46 @@ __device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2
                                                   int thread, unsigned& sequence) {
   uint16_t* d = d_batch_base(e, batch);
   const long long ld = TRANSPOSED ? e.d.sc : e.d.sr;
+  const RegisterEpilogue re = register_epilogue(e, batch, m, n);
   if (e.d.dtype == OG_DTYPE_BF16)
-    store_packed_chunks<true, TRANSPOSED, WG_M, BLOCK_N>(acc, d, ld, e.alpha, m, n, row0, col0, chunks, consumer, thread,
-                                                         sequence);
+    store_packed_chunks<true, TRANSPOSED, WG_M, BLOCK_N>(acc, d, ld, re, m, n, row0, col0, chunks, consumer, thread, sequence);
   else
-    store_packed_chunks<false, TRANSPOSED, WG_M, BLOCK_N>(acc, d, ld, e.alpha, m, n, row0, col0, chunks, consumer, thread,
-                                                          sequence);
+    store_packed_chunks<false, TRANSPOSED, WG_M, BLOCK_N>(acc, d, ld, re, m, n, row0, col0, chunks, consumer, thread, sequence);
+}
+
+// f32 D by TMA stores (map: D in boxes of 32 columns x 64 rows, the chunks' 128-byte swizzle;
+// D's rows vector-aligned, N a multiple of 4, a register epilogue): each 64 x 32 chunk is
+// finished in registers, staged in the wgmma layout (as the vector way stages it) and handed to
+// the TMA by one thread, alternating between the consumer's two chunks. Before a chunk is
+// written again, the store that read it two chunks ago must have read it.
+template <int WG_M, int BLOCK_N>
+__device__ __forceinline__ void store_tile_f32_tma(const float (&acc)[WG_M][BLOCK_N / 2], const RegisterEpilogue& re,
+                                                   const CUtensorMap* map, int batch, int row0, int col0, uint32_t chunks,
+                                                   int consumer, int thread, unsigned& sequence) {
+  constexpr int kCols = 32;  // 128 bytes of f32
+  static_assert(BLOCK_N % kCols == 0, "whole 32-column chunks");
+  const int warp = thread / 32, lane = thread % 32;
+#pragma unroll
+  for (int r = 0; r < WG_M; ++r)
+#pragma unroll
+    for (int c = 0; c < BLOCK_N / kCols; ++c) {
+      const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
+      if (thread == 0) tma_store_wait_read<1>();
+      consumer_barrier(consumer);
+#pragma unroll
+      for (int j = 0; j < kCols / 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int q = 4 * (kCols / 8 * c + j) + 2 * h, row = 16 * warp + lane / 4 + 8 * h, col = 8 * j + 2 * (lane % 4);
+          const int gm = row0 + 64 * r + row, gn = col0 + kCols * c + col;
+          const float v0 = re.fused() ? re.apply(acc[r][q], gm, gn) : plain_value(re.alpha, acc[r][q]);
+          const float v1 = re.fused() ? re.apply(acc[r][q + 1], gm, gn + 1) : plain_value(re.alpha, acc[r][q + 1]);
+          st_shared_f32x2(chunk + chunk_offset(row, 4 * col), v0, v1);
+        }
+      fence_proxy_async_shared();
+      consumer_barrier(consumer);
+      if (thread == 0) tma_store_chunk(map, chunk, col0 + kCols * c, row0 + 64 * r, batch);
+    }
 }
 
 // Writes one consumer's WG_M x (64 x BLOCK_N) accumulator blocks: block r covers rows
@@ -410,11 +494,19 @@ __device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2
 // thread (warp, lane) is row 16 warp + lane / 4 + 8 h, column 8 j + 2 (lane % 4) + e of its
 // block (wgmma's layout). `chunks` is the shared address of this consumer's two staging
 // chunks; `sequence` counts the chunks it has used, so the double buffering carries across tiles.
+// `f32_map`: D's f32 TMA map where the launch has one (store_tile_f32_tma), else null.
 template <int WG_M, int BLOCK_N>
 __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], const cuda::EpilogueArgs& e, int batch, int m,
                                            int n, int row0, int col0, uint32_t chunks, int consumer, int thread,
-                                           unsigned& sequence) {
+                                           unsigned& sequence, const CUtensorMap* f32_map) {
   const int warp = thread / 32, lane = thread % 32;
+  if constexpr (BLOCK_N % 32 == 0) {
+    if (f32_map) {
+      store_tile_f32_tma<WG_M, BLOCK_N>(acc, register_epilogue(e, batch, m, n), f32_map, batch, row0, col0, chunks, consumer,
+                                        thread, sequence);
+      return;
+    }
+  }
   if constexpr (BLOCK_N % 64 == 0) {  // row-major packed chunks are 64 columns wide
     if (packed_rows_out(e)) {
       store_tile_packed<false, WG_M, BLOCK_N>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread, sequence);

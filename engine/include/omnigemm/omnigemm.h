@@ -187,6 +187,17 @@ typedef struct og_epilogue {
   int64_t bias_batch_stride; /* elements between batches' bias vectors (0: shared) */
 } og_epilogue;
 
+/* The arithmetic of the products (og_gemm_desc.compute_mode), like cuBLAS's math mode: a
+ * lower precision is used only when the caller opts in. */
+typedef enum og_compute_mode {
+  OG_COMPUTE_DEFAULT = 0, /* the inputs' own precision: f32 inputs in full f32 arithmetic */
+  OG_COMPUTE_TF32 = 1     /* f32 inputs only (else OG_ERROR_INVALID_ARGUMENT): each input may be
+                             rounded to TF32 (8-bit exponent, 10-bit mantissa) before the products,
+                             which accumulate in f32, e.g. on tensor cores. A backend without TF32
+                             arithmetic computes in f32 (at least this precision); the CPU backend,
+                             the reference, rounds the inputs to nearest TF32 */
+} og_compute_mode;
+
 typedef struct og_gemm_desc {
   og_matrix a;          /* op(A): M x K */
   og_matrix b;          /* op(B): K x N */
@@ -207,6 +218,8 @@ typedef struct og_gemm_desc {
                            it per stream (grown, never shrunk) */
   uint64_t workspace_bytes; /* the workspace's size; a call that needs more is refused
                            (OG_ERROR_INVALID_ARGUMENT) before anything runs */
+  og_compute_mode compute_mode; /* default OG_COMPUTE_DEFAULT (full precision); OG_COMPUTE_TF32 opts
+                           f32 inputs into TF32 products (see og_compute_mode) */
 } og_gemm_desc;
 
 typedef enum og_tune_mode {

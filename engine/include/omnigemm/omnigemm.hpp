@@ -74,6 +74,8 @@ enum class Activation : int {
 };
 enum class BiasMode : int { none = OG_BIAS_NONE, per_n = OG_BIAS_PER_N, per_m = OG_BIAS_PER_M };
 enum class TuneMode : int { cache_only = OG_TUNE_CACHE_ONLY, on_miss = OG_TUNE_ON_MISS, off = OG_TUNE_OFF };
+// og_compute_mode: tf32 opts f32 inputs into TF32 products (default: full f32).
+enum class ComputeMode : int { standard = OG_COMPUTE_DEFAULT, tf32 = OG_COMPUTE_TF32 };
 
 inline const char* name(Dtype d) { return og_dtype_name(static_cast<og_dtype>(d)); }
 inline const char* name(Backend b) { return og_backend_name(static_cast<og_backend>(b)); }
@@ -148,6 +150,7 @@ struct Gemm {
   std::string config{};     // optional forced config, e.g. "packed:224x2048x2048-g1-s1-w1"
   Memory workspace{};       // optional device workspace (og_gemm_desc.workspace); none: the engine's own
   uint64_t workspace_bytes = 0;
+  ComputeMode compute_mode = ComputeMode::standard;  // og_gemm_desc.compute_mode
 
   og_gemm_desc to_c() const {
     og_gemm_desc g;
@@ -168,6 +171,7 @@ struct Gemm {
     g.config = config.empty() ? nullptr : config.c_str();
     g.workspace = workspace.raw;
     g.workspace_bytes = workspace_bytes;
+    g.compute_mode = static_cast<og_compute_mode>(compute_mode);
     return g;
   }
 };

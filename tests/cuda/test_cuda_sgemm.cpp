@@ -1,0 +1,110 @@
+// The f32 family cuda.sgemm (full f32 FMA): every table row forced on ragged shapes, both layouts
+// of each operand, the vector and the scalar loaders, every output dtype and epilogue; and the
+// dispatch of f32 problems to it. Without a CUDA device every test prints SKIPPED.
+#include <doctest/doctest.h>
+
+#include "backend_cases.hpp"
+#include "context_internal.hpp"
+#include "dispatch.hpp"
+
+using namespace omnigemm;
+using namespace omnigemm::test;
+
+namespace {
+
+detail::KernelFamily* find(Context& ctx, const char* name) {
+  for (detail::KernelFamily* f : detail::context_backend(ctx.c_handle()).families())
+    if (std::string(f->name()) == name) return f;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("cuda sgemm: every table row, forced, on ragged shapes, layouts, loaders, outputs and epilogues") {
+  auto ctx = backend_context(Backend::cuda, "sgemm rows");
+  if (!ctx) return;
+  detail::KernelFamily* sgemm = find(*ctx, "sgemm");
+  REQUIRE(sgemm != nullptr);
+  int ran = 0;
+  for (const detail::Config& cfg : sgemm->configs()) {
+    for (int layout = 0; layout < 4; ++layout)
+      for (int i = 0; i < 4; ++i) {
+        // M: one row, a tile minus one, a tile plus one, two tiles and a bit; N: a partial last
+        // quad and tile; K: a K tail inside a quad (2 BLOCK_K + 1 ..) and a long K (i == 3).
+        // Aligned operands (i odd) take the vector loader, the others the scalar one; i == 2
+        // adds C (beta), i == 1 bias per N and silu into an aligned D (quad stores), i == 3
+        // bias per M and gelu, i == 0 leaky_relu into f16.
+        const int64_t m = i == 0 ? 1 : i == 1 ? cfg.block_m - 1 : i == 2 ? cfg.block_m + 1 : 2 * cfg.block_m + 5;
+        const int64_t k = i == 3 ? 517 : 2 * int64_t(cfg.block_k) + 1 + 2 * i;
+        Case c{m, cfg.block_n + 3 + 4 * i, k, i % 2 ? 2 : 1};
+        c.config = cfg.to_string();
+        c.tma_aligned = c.d_aligned = i % 2 == 1;
+        c.a = c.b = Dtype::f32;
+        c.d = i == 0 ? Dtype::f16 : i == 2 ? Dtype::bf16 : Dtype::f32;
+        c.ta = layout & 1;
+        c.tb = layout & 2;
+        c.epi.alpha = 0.75f;
+        c.epi.beta = i == 2 ? -0.5f : 0.0f;
+        c.epi.bias_mode = i == 1 ? BiasMode::per_n : i == 3 ? BiasMode::per_m : BiasMode::none;
+        c.epi.act = i == 0 ? Activation::leaky_relu : i == 1 ? Activation::silu : i == 3 ? Activation::gelu_tanh : Activation::none;
+        c.epi.slope = 0.1f;
+        run_case(*ctx, c);
+        ++ran;
+      }
+    // Column-major storage of every operand and of D (A and B then walk the other stride).
+    Case col{cfg.block_m + 7, 2 * cfg.block_n + 1, 45, 1};
+    col.config = cfg.to_string();
+    col.la = col.lb = col.ld = Layout::col_major;
+    col.tma_aligned = col.d_aligned = true;
+    run_case(*ctx, col);
+    // Many tiles (several per SM) in the grouped order, 2 batches, aligned: the fast path.
+    Case many{1031, 1100, 300, 2};
+    many.config = cfg.to_string();
+    many.tma_aligned = many.d_aligned = true;
+    run_case(*ctx, many);
+    ran += 2;
+  }
+  CHECK(ran == int(sgemm->configs().size()) * 18);
+}
+
+TEST_CASE("cuda sgemm: f32 problems dispatch to the f32 family, others do not") {
+  auto ctx = backend_context(Backend::cuda, "sgemm dispatch");
+  if (!ctx) return;
+  const auto& be = detail::context_backend(ctx->c_handle());
+  if (be.device().limits.arch < 80) {
+    MESSAGE("SKIPPED cuda: sgemm dispatch: " << be.device().name << " is older than sm_80");
+    return;
+  }
+  for (int64_t size : {64, 1024, 4096}) {
+    std::vector<float> a(size_t(size * size)), d(size_t(size * size));
+    Gemm g;
+    g.a = Matrix::host(a.data(), size, size, Dtype::f32);
+    g.b = Matrix::host(a.data(), size, size, Dtype::f32);
+    g.d = Matrix::host(d.data(), size, size, Dtype::f32);
+    auto e = ctx->explain(g);
+    REQUIRE_MESSAGE(e.ok(), e.status().message);
+    CAPTURE(size);
+    CHECK_MESSAGE(e.value().config().find("sgemm:") == 0, e.value().config());
+  }
+  // f16 inputs never reach it.
+  auto s = run_probe(*ctx, Dtype::f16, "sgemm:128x128x8-g8-s2-w8");
+  CHECK(s.code == StatusCode::unsupported);
+  CHECK(s.message.find("f32 x f32") != std::string::npos);
+}
+
+TEST_CASE("cuda sgemm: refusals name the rule") {
+  auto ctx = backend_context(Backend::cuda, "sgemm refusals");
+  if (!ctx) return;
+  CHECK(run_probe(*ctx, Dtype::f32, "sgemm:128x128x8-g8-s2-w8").ok());
+  const struct { const char* config; const char* rule; } cases[] = {
+      {"sgemm:128x128x8-g8-s3-w8", "stages must be 2"},
+      {"sgemm:128x128x8-g8-s2-w8-k2", "split-K"},
+      {"sgemm:96x128x8-g8-s2-w8", "table's rows"},
+  };
+  for (const auto& c : cases) {
+    const Status s = run_probe(*ctx, Dtype::f32, c.config);
+    CAPTURE(c.config);
+    CHECK(s.code == StatusCode::unsupported);
+    CHECK_MESSAGE(s.message.find(c.rule) != std::string::npos, s.message);
+  }
+}
