@@ -19,6 +19,7 @@ class CudaBackend final : public Backend {
     if (Status s = dev_.init(device_index); !s) return s;
     OG_CUDA_TRY(cudaEventCreate(&start_), "cudaEventCreate");
     OG_CUDA_TRY(cudaEventCreate(&stop_), "cudaEventCreate");
+    owned_.push_back(make_sm100_tcgen05_family(dev_));
     owned_.push_back(make_sm90_wgmma_family(dev_));
     owned_.push_back(make_sm90_repack_family(dev_, *owned_.back()));
     owned_.push_back(make_sm80_mma_family(dev_));
@@ -33,7 +34,13 @@ class CudaBackend final : public Backend {
 
   og_backend kind() const override { return OG_BACKEND_CUDA; }
   const DeviceInfo& device() const override { return dev_.info; }
-  uint32_t input_dtypes() const override { return 0x1f; }
+  // Block-scaled inputs (mxfp8, mxfp4, nvfp4, mxfp8_e5m2) with their own scale modes on compute
+  // capability 10.x, where sm100_tcgen05 runs them.
+  uint32_t input_dtypes() const override { return 0x1f | (blackwell() ? 0x1e0u : 0u); }
+  uint32_t scale_modes() const override {
+    return (1u << OG_SCALE_MODE_DEFAULT) |
+           (blackwell() ? (1u << OG_SCALE_MODE_VEC32_UE8M0) | (1u << OG_SCALE_MODE_VEC16_UE4M3) : 0u);
+  }
   uint32_t output_dtypes() const override { return 0x07; }
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
   bool supports_async() const override { return true; }
@@ -90,6 +97,7 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  bool blackwell() const { return dev_.info.limits.arch / 10 == 10; }
   CudaDevice dev_;
   std::vector<std::unique_ptr<KernelFamily>> owned_;
   std::vector<KernelFamily*> families_;
