@@ -34,8 +34,6 @@ struct KernelArgs {
   cuda::EpilogueArgs ep;
 };
 
-constexpr int kThreads = 32 * (2 + kEpilogueWarps);
-
 template <Kind KIND, int BLOCK_N, int CTA_GROUP>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_tcgen05(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,

@@ -174,6 +174,8 @@ OG_SM100_FN uint32_t sfb_tile_offset(const Geometry& g, int stage, int t, int gb
   return sf_offset(g, stage) + sfa_stage_bytes(g) + 512u * uint32_t(gb * sf_tiles_per_stage(g.kind) + t);
 }
 constexpr int kEpilogueWarps = 4;
+// Threads of a CTA: the producer warp, the MMA warp, the epilogue warps.
+constexpr int kThreads = 32 * (2 + kEpilogueWarps);
 constexpr uint32_t kStagingBytesPerWarp = 32u * 128u;
 OG_SM100_FN uint32_t staging_offset(const Geometry& g) {
   const uint32_t end = sf_offset(g, g.stages);
