@@ -16,7 +16,6 @@
 
 using namespace omnigemm;
 using namespace omnigemm::test;
-using omnigemm::detail::Backend;
 using omnigemm::detail::CudaDevice;
 using omnigemm::detail::KernelFamily;
 using omnigemm::detail::Problem;
@@ -31,7 +30,7 @@ CUresult no_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, co
 
 // A backend over a CudaDevice with an H100 SXM's (arch 90) or a B200's (arch 100) properties and
 // the CUDA backend's families in its order, with or without sm100_tcgen05.
-class ModelledDevice final : public Backend {
+class ModelledDevice final : public detail::Backend {
  public:
   ModelledDevice(int arch, bool with_sm100) {
     const bool b200 = arch == 100;
@@ -122,7 +121,7 @@ Problem scaled_problem(int64_t m, int64_t n, int64_t k, og_dtype in) {
   return p;
 }
 
-std::string choice(const Backend& be, const Problem& p) {
+std::string choice(const detail::Backend& be, const Problem& p) {
   const auto ranked = detail::rank_candidates(be, p);
   return ranked.empty() ? "none" : detail::Tuner::heuristic(ranked).to_string();
 }
@@ -225,9 +224,11 @@ TEST_CASE("cuda sm100: the tcgen05 kernel, forced, on every row and dense kind, 
     if (r.bk == 128) inputs = {{Dtype::fp8_e4m3, Dtype::fp8_e4m3}, {Dtype::fp8_e5m2, Dtype::fp8_e4m3}};
     for (auto [a, b] : inputs)
       for (int variant = 0; variant < 3; ++variant) {
-        // Ragged M and N across tiles (and a 2-SM pair's halves), K with a partial stage,
-        // two batches; the plain epilogue (TMA stores) or C, bias and an activation.
-        Case c{r.bm * 2 + 37 - 50 * variant, r.bn + 19 + 40 * variant, 3 * r.bk + 8 * (variant + 1), 1 + variant % 2};
+        // Ragged M across tiles and a 2-SM pair's halves, K with a partial stage, two batches;
+        // N a multiple of 8 (the plain epilogue through TMA stores), then ragged (element
+        // stores), then with C, bias and an activation.
+        const int64_t n = variant == 0 ? 2 * r.bn - 40 : r.bn + 19 + 40 * variant;
+        Case c{r.bm * 2 + 37 - 50 * variant, n, 3 * r.bk + 8 * (variant + 1), 1 + variant % 2};
         c.a = a, c.b = b;
         c.d = variant == 0 ? Dtype::bf16 : variant == 1 ? Dtype::f32 : Dtype::f16;
         c.tb = true;  // B stored N x K: K-major

@@ -223,10 +223,13 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
     if (!scale_map(l.map_sfa, p.a, p.m, 1) || !scale_map(l.map_sfb, p.b, p.n, sm100::sfb_groups(g))) return fail(why);
   }
   // D for the plain epilogue's TMA stores: row-major, 16-byte aligned, boxes of 32 rows x 128 bytes.
+  // TMA drops the rows of edge boxes beyond D but columns only in whole 16-byte units (as the
+  // Hopper family found), so N must be a multiple of 16 bytes of D as well.
   l.map_d = l.map_a;
   l.tma_store = false;
   const int db = p.d.dtype == OG_DTYPE_F32 ? 4 : 2;
-  if (!l.ep.has_c && p.bias_mode == OG_BIAS_NONE && p.activation == OG_ACT_NONE && l.ep.d_vector_rows) {
+  if (!l.ep.has_c && p.bias_mode == OG_BIAS_NONE && p.activation == OG_ACT_NONE && l.ep.d_vector_rows &&
+      (p.n * db) % 16 == 0) {
     const cuuint64_t dims[3] = {cuuint64_t(p.n), cuuint64_t(p.m), cuuint64_t(p.batch)};
     const cuuint64_t row_bytes = cuuint64_t(p.d.stride_row) * db;
     const cuuint64_t strides[2] = {row_bytes, p.batch > 1 ? cuuint64_t(p.d.batch_stride) * db : row_bytes * dims[1]};
