@@ -19,6 +19,7 @@ class CudaBackend final : public Backend {
     if (Status s = dev_.init(device_index); !s) return s;
     OG_CUDA_TRY(cudaEventCreate(&start_), "cudaEventCreate");
     OG_CUDA_TRY(cudaEventCreate(&stop_), "cudaEventCreate");
+    owned_.push_back(make_sm100_tcgen05_family(dev_));
     auto wgmma = make_sm90_wgmma_family(dev_);
     owned_.push_back(make_sm90_blockscaled_family(dev_));
     owned_.push_back(make_sm90_dequant_family(dev_, *wgmma));

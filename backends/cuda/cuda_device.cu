@@ -58,7 +58,7 @@ Status CudaDevice::init(int device_index) {
   lim.arch = prop.major * 10 + prop.minor;
   // Dense peak rates (the cost model's units) from the SM count and the clock: f32 FLOPs per SM
   // and clock 128 on sm_80, 256 from sm_86 (twice the FP32 lanes); 16-bit tensor-core FLOPs 2048
-  // on sm_80, 1024 on sm_86-89, 4096 from sm_90; fp8 twice the 16-bit rate where the tensor cores
+  // on sm_80, 1024 on sm_86-89, 4096 on sm_90, 8192 from sm_100; fp8 twice the 16-bit rate where the tensor cores
   // have it (sm_89, sm_90 and newer), else converted to 16-bit.
   int clock_khz = 0;
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, index);
@@ -66,13 +66,13 @@ Status CudaDevice::init(int device_index) {
   cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, index);
   cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, index);
   const double sm_ghz = clock_khz * 1e-6 * prop.multiProcessorCount;
-  const double tensor = prop.major >= 9 ? 4096 : prop.minor == 0 ? 2048 : 1024;
+  const double tensor = prop.major >= 10 ? 8192 : prop.major >= 9 ? 4096 : prop.minor == 0 ? 2048 : 1024;
   lim.peak_tflops_f32 = (prop.major == 8 && prop.minor == 0 ? 128 : 256) * sm_ghz * 1e-3;
   lim.peak_tflops_16bit = tensor * sm_ghz * 1e-3;
   lim.peak_tflops_8bit = (prop.major >= 9 || prop.minor >= 9 ? 2 : 1) * lim.peak_tflops_16bit;
   lim.memory_gbps = 2.0 * mem_khz * 1e-6 * bus_bits / 8;
   max_grid_z = prop.maxGridSize[2];
-  if (prop.major == 9) {  // the sm_90a kernels; later architectures get their own families
+  if (prop.major == 9 || prop.major == 10) {  // the sm_90a and sm_100a kernels' tensor maps
     cudaDriverEntryPointQueryResult found{};
     void* fn = nullptr;
     if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) == cudaSuccess &&

@@ -1,7 +1,8 @@
-// The CUDA backend's kernel families, fastest first: cuda.sm90_blockscaled (Hopper, block-scaled
-// operands only), cuda.sm90_wgmma (Hopper), cuda.sm90_repack (Hopper, on copies of operands TMA
-// cannot load), cuda.sm80_mma (Ampere and newer), cuda.sgemm (f32 inputs, sm_80 and newer),
-// cuda.skinny (at most 16 output rows or columns, operands TMA cannot load in place), cuda.simt
+// The CUDA backend's kernel families, fastest first: cuda.sm100_tcgen05 (Blackwell, compute
+// capability 10.x), cuda.sm90_blockscaled (Hopper, block-scaled operands only), cuda.sm90_wgmma
+// (Hopper), cuda.sm90_repack (Hopper, on copies of operands TMA cannot load), cuda.sm80_mma
+// (Ampere and newer), cuda.sgemm (f32 inputs, sm_80 and newer), cuda.skinny (at most 16 output
+// rows or columns, operands TMA cannot load in place), cuda.simt
 // (everything else). Each is defined by its table in families/.
 #pragma once
 #include <memory>
@@ -10,6 +11,7 @@
 
 namespace omnigemm::detail {
 
+std::unique_ptr<KernelFamily> make_sm100_tcgen05_family(CudaDevice& device);
 std::unique_ptr<KernelFamily> make_sm90_wgmma_family(CudaDevice& device);
 // cuda.sm90_blockscaled: 128-blockwise fp8 with promotion per scale block (blockscaled/), the only
 // CUDA family besides sm90_dequant that takes block-scaled operands (the others refuse them:
