@@ -59,6 +59,12 @@ class VulkanBackend final : public Backend {
   // Records `l` into the caller's command buffer (`stream`), this thread's timing capture, or
   // the backend's own command buffer, which is then submitted and waited for.
   Status record(const VulkanLaunch& l, void* stream);
+  // Makes (and keeps for the context's life) the pipeline of `l` without recording anything:
+  // og_gemm_prepare.
+  Status prepare_pipeline(const VulkanLaunch& l);
+  // The pipelines this context has made and keeps (tests, explain).
+  PipelineStats pipeline_stats() const { return pipelines_.set().stats(); }
+  VulkanPipelines& pipelines() { return pipelines_; }
 #ifdef OMNIGEMM_DEVELOPER
   // OMNIGEMM_VK_MAINLOOP_PROBE (developer builds only; results WRONG by design): the coopmat
   // shader's MAINLOOP_PROBE constant, 1 (no global loads in the K loop) or 2 (MMAs only).
@@ -107,6 +113,7 @@ class VulkanBackend final : public Backend {
   VkCommandBuffer capture_ = VK_NULL_HANDLE;  // capture_cmd_ while time_ms records launches
   std::thread::id capture_thread_;            // ... of this thread only
   std::mutex timing_mutex_;
+  std::vector<PipelineSet::Hold> capture_holds_;  // pipelines recorded into the capture, until it is submitted
   VkDescriptorPool capture_pool_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;

@@ -18,9 +18,14 @@ class VulkanBackend;
 class VulkanFamily : public PlannedFamily<VulkanLaunch> {
  public:
   explicit VulkanFamily(VulkanBackend& be) : be_(be) {}
+  // The launch run() would record (pipeline key, push constants, grid), without recording it:
+  // for tests of the selection on modelled devices.
+  Status plan_launch(const Problem& p, const Config& c, VulkanLaunch& out) const { return plan(p, c, out); }
 
  protected:
   Status launch(VulkanLaunch& l, void* stream) override;
+  // og_gemm_prepare: makes the launch's pipeline and keeps it for the context's life.
+  Status warm(VulkanLaunch& l) override;
   const VulkanDevice& dev() const;
   const DeviceLimits& limits() const;
   // Refuses a config naming a form (no Vulkan family has any).
