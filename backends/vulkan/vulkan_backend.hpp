@@ -121,6 +121,10 @@ class VulkanBackend final : public Backend {
   std::vector<VkDescriptorPool> async_pools_;
   int async_sets_in_last_ = 0;
   std::map<VkBuffer, Allocation> buffers_;
+  // Bound to every binding of prepare_pipeline's empty dispatch; allocated once, on first need.
+  og_memory scratch_{};
+  Status scratch_status_;
+  std::once_flag scratch_once_;
   std::mutex mutex_;  // the command buffers, descriptor pools and buffers above
 
   PortableFamily portable_{*this};

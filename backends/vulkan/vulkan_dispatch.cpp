@@ -116,9 +116,28 @@ struct HoldGuard {
 Status VulkanBackend::prepare_pipeline(const VulkanLaunch& l) {
   VkPipeline pipeline;
   PipelineSet::Hold hold;
+  const uint64_t made = pipelines_.set().stats().created;
   Status s = pipelines_.set().acquire(l.shader, l.spec, PipelineSet::Use::prepare, pipeline, hold);
-  pipelines_.set().release(hold);
-  return s;
+  HoldGuard guard{pipelines_.set(), hold};
+  if (!s || !dev_.cpu_device || pipelines_.set().stats().created == made) return s;
+  // Mesa's lavapipe translates the pipeline to machine code at its first dispatch, not at its
+  // creation: one dispatch of an empty problem (every workgroup returns at once) does it now.
+  std::call_once(scratch_once_, [&] { scratch_status_ = allocate(256, scratch_); });
+  if (!scratch_status_) return scratch_status_;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const VkBuffer b = reinterpret_cast<VkBuffer>(uintptr_t(scratch_.vk_buffer));
+  VkBuffer per_binding[kBindings];
+  std::fill(per_binding, per_binding + kBindings, b);
+  VkDescriptorSet set;
+  if (!(s = descriptor_set_with(per_binding, DescriptorUse::own, set)) || !(s = begin(cmd_))) return s;
+  const Vk& vk = dev_.vk;
+  vk.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  vk.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_.layout(), 0, 1, &set, 0, nullptr);
+  PushConstants pc{};
+  pc.epilogue = 7;  // no C term; M = N = K = 0: no work items
+  vk.vkCmdPushConstants(cmd_, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+  vk.vkCmdDispatch(cmd_, 1, 1, 1);
+  return submit_and_wait(cmd_);
 }
 
 Status VulkanBackend::record(const VulkanLaunch& l, void* stream) {

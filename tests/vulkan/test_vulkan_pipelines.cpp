@@ -4,9 +4,11 @@
 // pipelines, and on lavapipe the process's memory).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <string>
@@ -323,4 +325,111 @@ TEST_CASE("vulkan pipelines: 8 threads sharing a context stay within the pipelin
   // the driver's and the allocator's own (lavapipe compiles with LLVM; its pipelines take about
   // 15-20 MiB each); without the set's bound this grew by the size of every pipeline made.
   CHECK(grown <= int64_t(kBudget + kThreads) * (40 << 20) + (int64_t(256) << 20));
+}
+
+namespace {
+
+// Device buffers for one GEMM of `p` (random inputs; D and C poisoned), freed with the object.
+struct DeviceGemm {
+  og_context* ctx;
+  std::vector<og_memory> mems;
+  Gemm g;
+  DeviceGemm(Context& context, const Problem1& p, std::mt19937_64& gen) : ctx(context.c_handle()) {
+    HostMatrix A(p.m, p.k, p.a), B(p.k, p.n, p.b), C(p.m, p.n, p.d), D(p.m, p.n, p.d);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (HostMatrix* x : {&A, &B, &C})
+      for (int64_t i = 0; i < x->rows; ++i)
+        for (int64_t j = 0; j < x->cols; ++j) x->set(0, i, j, u(gen));
+    D.poison();
+    std::vector<float> bias(size_t(std::max(p.m, p.n)), 0.5f);
+    auto upload = [&](const void* data, size_t bytes) {
+      og_memory m{};
+      REQUIRE(og_memory_alloc(ctx, bytes, &m) == OG_OK);
+      REQUIRE(og_memory_upload(ctx, m, data, bytes) == OG_OK);
+      mems.push_back(m);
+      return Memory{m};
+    };
+    g = gemm_of(A, B, C, D, bias, p.epi);
+    g.a = A.view(upload(A.bytes.data(), A.bytes.size()));
+    g.b = B.view(upload(B.bytes.data(), B.bytes.size()));
+    g.c = C.view(upload(C.bytes.data(), C.bytes.size()));
+    g.d = D.view(upload(D.bytes.data(), D.bytes.size()));
+    g.epilogue.bias = upload(bias.data(), bias.size() * 4);
+  }
+  ~DeviceGemm() {
+    for (const og_memory& m : mems) og_memory_free(ctx, m);
+  }
+  // Wall-clock milliseconds of one og_gemm (it waits for the device).
+  double run_ms(Context& context) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Status s = context.run(g);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    REQUIRE_MESSAGE(s.ok(), s.message);
+    return ms;
+  }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+// Timings for the issue's first-call question (printed); what is asserted is which calls compile.
+// OMNIGEMM_VK_FIRST_CALL_TRIALS (default 1) sets the trials, each on fresh contexts with a fresh
+// pipeline-cache file; a driver's own shader cache is the caller's to switch off (NVIDIA:
+// __GL_SHADER_DISK_CACHE=0; Mesa: MESA_SHADER_CACHE_DISABLE=true).
+TEST_CASE("vulkan pipelines: first-call latency of a new epilogue and of a new dtype pair, with and without og_gemm_prepare") {
+  int trials = 1;
+  if (const char* t = std::getenv("OMNIGEMM_VK_FIRST_CALL_TRIALS"); t && std::atoi(t) > 0) trials = std::atoi(t);
+  std::mt19937_64 gen(test_seed() ^ 0xf1257);
+  std::vector<double> warm_ms, new_epilogue_ms, new_dtypes_ms, later_ms, prepare_ms, prepared_first_ms;
+  const std::string saved_cache = std::getenv("OMNIGEMM_VK_PIPELINE_CACHE") ? std::getenv("OMNIGEMM_VK_PIPELINE_CACHE") : "";
+  for (int t = 0; t < trials; ++t) {
+    const std::string cache = "/tmp/omnigemm_first_call_" + std::to_string(test_seed()) + "_" + std::to_string(t) + ".bin";
+    setenv("OMNIGEMM_VK_PIPELINE_CACHE", cache.c_str(), 1);
+    auto ctx = backend_context(Backend::vulkan, "first-call latency");
+    if (!ctx) return;
+    auto& be = vulkan_backend(*ctx);
+    const int64_t n = be.vk_device().cpu_device ? 64 : 1024;
+    EpilogueSpec fancy;
+    fancy.beta = 0.5f;
+    fancy.act = Activation::gelu_tanh;
+    fancy.bias_mode = BiasMode::per_n;
+    const Problem1 plain{n, n, n, Dtype::f16, Dtype::f16, Dtype::f16, {}};
+    const Problem1 new_epilogue{n, n, n, Dtype::f16, Dtype::f16, Dtype::f32, fancy};
+    const Problem1 new_dtypes{n, n, n, Dtype::fp8_e4m3, Dtype::f16, Dtype::bf16, fancy};
+    DeviceGemm g_plain(*ctx, plain, gen), g_epi(*ctx, new_epilogue, gen), g_dtypes(*ctx, new_dtypes, gen);
+    g_plain.run_ms(*ctx);
+    warm_ms.push_back(g_plain.run_ms(*ctx));
+    const uint64_t made = be.pipeline_stats().created;
+    new_epilogue_ms.push_back(g_epi.run_ms(*ctx));
+    CHECK(be.pipeline_stats().created == made);  // a new epilogue and D dtype: no compile
+    new_dtypes_ms.push_back(g_dtypes.run_ms(*ctx));
+    CHECK(be.pipeline_stats().created > made);  // a new A/B dtype pair: a compile
+    later_ms.push_back(g_dtypes.run_ms(*ctx));
+
+    // A second application prepares the same problem at load time: its first call compiles nothing.
+    setenv("OMNIGEMM_VK_PIPELINE_CACHE", (cache + ".2").c_str(), 1);
+    auto ctx2 = backend_context(Backend::vulkan, "first-call latency");
+    REQUIRE(ctx2.has_value());
+    auto& be2 = vulkan_backend(*ctx2);
+    DeviceGemm g2(*ctx2, new_dtypes, gen);
+    const auto t0 = std::chrono::steady_clock::now();
+    const Gemm named[] = {g2.g};
+    REQUIRE(ctx2->prepare(named).ok());
+    prepare_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    const uint64_t made2 = be2.pipeline_stats().created;
+    prepared_first_ms.push_back(g2.run_ms(*ctx2));
+    CHECK(be2.pipeline_stats().created == made2);
+    std::remove(cache.c_str());
+    std::remove((cache + ".2").c_str());
+  }
+  if (saved_cache.empty()) unsetenv("OMNIGEMM_VK_PIPELINE_CACHE");
+  else setenv("OMNIGEMM_VK_PIPELINE_CACHE", saved_cache.c_str(), 1);
+  MESSAGE("first-call latency, median of " << trials << " (ms): warm call " << median(warm_ms) << "; new epilogue + D dtype "
+                                           << median(new_epilogue_ms) << "; new A/B dtypes without prepare " << median(new_dtypes_ms)
+                                           << ", its next call " << median(later_ms) << "; og_gemm_prepare " << median(prepare_ms)
+                                           << ", then the first call " << median(prepared_first_ms));
 }
