@@ -29,6 +29,10 @@ class VulkanBackend final : public Backend {
   VulkanBackend() = default;
   ~VulkanBackend() override;
   Status init(const BackendOptions& opt);
+  // A backend on a modelled device: its properties only, no instance, device or pipelines. Its
+  // families answer can_implement, hints and plans as on that device (tests of other vendors'
+  // devices); running anything is refused.
+  void init_modelled(const DeviceProperties& p) { dev_.apply(p); }
 
   og_backend kind() const override { return OG_BACKEND_VULKAN; }
   const DeviceInfo& device() const override { return dev_.info; }

@@ -114,6 +114,7 @@ struct HoldGuard {
 }  // namespace
 
 Status VulkanBackend::prepare_pipeline(const VulkanLaunch& l) {
+  if (!dev_.device) return error(StatusCode::unsupported, "vulkan: " + dev_.info.name + " is a modelled device; it prepares nothing");
   VkPipeline pipeline;
   PipelineSet::Hold hold;
   const uint64_t made = pipelines_.set().stats().created;
@@ -141,6 +142,7 @@ Status VulkanBackend::prepare_pipeline(const VulkanLaunch& l) {
 }
 
 Status VulkanBackend::record(const VulkanLaunch& l, void* stream) {
+  if (!dev_.device) return error(StatusCode::unsupported, "vulkan: " + dev_.info.name + " is a modelled device; it runs nothing");
   const Vk& vk = dev_.vk;
   // Work items over x and y, batches over z in pieces of at most the device's counts.
   const uint64_t max_x = dev_.max_groups[0], max_z = dev_.max_groups[2];

@@ -228,6 +228,13 @@ Status VulkanPipelines::build(Shader shader, const Specialization& spec, VkPipel
   VkSpecializationInfo info{spec.count, entries, spec.count * 4, spec.values};
   VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module, "main", &info};
+  // The KHR cooperative-matrix shader's layout assumes its subgroup size (SUBGROUP): required
+  // where the device could choose another (CoopmatSupport::require_subgroup).
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  if ((shader == Shader::coopmat || shader == Shader::coopmat_bf16) && dev_->coopmat.require_subgroup) {
+    required.requiredSubgroupSize = dev_->coopmat.subgroup;
+    ci.stage.pNext = &required;
+  }
   ci.layout = layout_;
   const Vk& vk = dev_->vk;
   {

@@ -113,7 +113,7 @@ CostHints Coopmat2Family::hints(const Problem&, const Config&) const {
 
 Status Coopmat2Family::plan(const Problem& p, const Config& c, VulkanLaunch& out) const {
   if (Status s = can_implement(p, c); !s) return s;
-  plan_common(p, c, out);
+  plan_common(p, c, uint32_t(limits().warp_size), out);
   const int mul = coopmat_mul_type(p);
   const Loads l = loads_of(p);
   out.shader = mul ? Shader::coopmat2_bf16 : Shader::coopmat2;

@@ -65,7 +65,7 @@ Status CoopmatFamily::can_implement(const Problem& p, const Config& c) const {
                                               " subgroups of " + shape_text(cm) +
                                               " fragments (split_k 1, 1 or 2 stages, tile sides multiples of 8)");
   if (c.waves_per_eu) return error(StatusCode::unsupported, "waves_per_eu is an AMD occupancy hint; Vulkan takes none");
-  const int threads = c.warps * limits().warp_size;
+  const int threads = c.warps * int(d.coopmat.subgroup);
   const int64_t shared = shared_bytes(p, c, cm);
   if (threads > limits().max_threads_per_group || shared > limits().max_shared_bytes)
     return error(StatusCode::unsupported, std::to_string(threads) + " threads / " + std::to_string(shared) +
@@ -84,12 +84,12 @@ CostHints CoopmatFamily::hints(const Problem&, const Config&) const {
 
 Status CoopmatFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out) const {
   if (Status s = can_implement(p, c); !s) return s;
-  plan_common(p, c, out);
+  plan_common(p, c, dev().coopmat.subgroup, out);
   const VulkanDevice& d = dev();
   const int mul = coopmat_mul_type(p);
   const CoopmatShape& cm = d.coopmat.shape[mul];
   out.shader = mul ? Shader::coopmat_bf16 : Shader::coopmat;
-  const uint32_t own[9] = {cm.m, cm.n, cm.k, uint32_t(limits().warp_size), uint32_t(warps_m(c)), uint32_t(c.stages), uint32_t(mul),
+  const uint32_t own[9] = {cm.m, cm.n, cm.k, d.coopmat.subgroup, uint32_t(warps_m(c)), uint32_t(c.stages), uint32_t(mul),
                            uint32_t(a_m_contiguous(p)), uint32_t(b_k_contiguous(p))};  // ids 7..15
   std::copy(own, own + 9, out.spec.values + kCommonSpecIds);
   out.spec.count = kCommonSpecIds + 9;

@@ -20,9 +20,9 @@ Status VulkanFamily::no_form(const Config& c) {
   return error(StatusCode::unsupported, "the Vulkan families have no named forms (got \"-" + std::string(c.form.view()) + "\")");
 }
 
-void VulkanFamily::plan_common(const Problem& p, const Config& c, VulkanLaunch& out) const {
+void VulkanFamily::plan_common(const Problem& p, const Config& c, uint32_t subgroup, VulkanLaunch& out) const {
   out.problem = &p;
-  out.threads = uint32_t(c.warps * limits().warp_size);
+  out.threads = uint32_t(c.warps) * subgroup;
   // The pipeline: tile, threads and the input dtypes (what shapes the main loop); the epilogue's
   // options travel in the push constants.
   const uint32_t common[kCommonSpecIds] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),

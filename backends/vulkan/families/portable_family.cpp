@@ -49,7 +49,7 @@ CostHints PortableFamily::hints(const Problem&, const Config&) const {
 
 Status PortableFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out) const {
   if (Status s = can_implement(p, c); !s) return s;
-  plan_common(p, c, out);
+  plan_common(p, c, uint32_t(limits().warp_size), out);
   // Block scales (block_scales.glsl, ids 7..10): mode and layout per operand, 0 when none.
   const uint32_t scales[4] = {uint32_t(p.a.scale.mode), uint32_t(p.a.scale.layout), uint32_t(p.b.scale.mode),
                               uint32_t(p.b.scale.layout)};

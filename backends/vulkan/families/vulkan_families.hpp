@@ -30,8 +30,9 @@ class VulkanFamily : public PlannedFamily<VulkanLaunch> {
   const DeviceLimits& limits() const;
   // Refuses a config naming a form (no Vulkan family has any).
   static Status no_form(const Config& c);
-  // What every shader shares: specialization ids 0..11, the push constants, the workgroup counts.
-  void plan_common(const Problem& p, const Config& c, VulkanLaunch& out) const;
+  // What every shader shares: specialization ids 0..6, the push constants, the workgroup counts
+  // (c.warps subgroups of `subgroup` invocations per workgroup).
+  void plan_common(const Problem& p, const Config& c, uint32_t subgroup, VulkanLaunch& out) const;
   // Grid, threads and shared memory of `l` (the family adds its notes).
   void summarize_common(const VulkanLaunch& l, PlanSummary& out) const;
 
