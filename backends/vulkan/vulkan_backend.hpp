@@ -134,7 +134,8 @@ class VulkanBackend final : public Backend {
   PortableFamily portable_{*this};
   CoopmatFamily coopmat_{*this};
   Coopmat2Family coopmat2_{*this};
-  KernelFamily* const all_[3] = {&coopmat_, &coopmat2_, &portable_};  // fastest first
+  SkinnyFamily skinny_{*this};
+  KernelFamily* const all_[4] = {&coopmat_, &coopmat2_, &skinny_, &portable_};  // fastest first (skinny: on few rows)
 
 };
 

@@ -12,6 +12,7 @@
 
 #include "block_quantize.spv.h"
 #include "gemm_portable.spv.h"
+#include "gemm_skinny.spv.h"
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
 #include "gemm_coopmat.spv.h"
 #endif
@@ -107,6 +108,7 @@ Status VulkanPipelines::create(const VulkanDevice& dev) {
   VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, nullptr, 0, 1, &set_layout_, 1, &range};
   OG_VK_TRY(vk.vkCreatePipelineLayout(dev.device, &pli, nullptr, &layout_), "vkCreatePipelineLayout");
   Status s = add_modules(og_spv_gemm_portable, sizeof(og_spv_gemm_portable), false, Shader::portable, Shader::portable);
+  if (s) s = add_modules(og_spv_gemm_skinny, sizeof(og_spv_gemm_skinny), false, Shader::skinny, Shader::skinny);
   if (s) s = add_modules(og_spv_block_quantize, sizeof(og_spv_block_quantize), false, Shader::block_quantize, Shader::block_quantize);
   if (!s) return s;
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV

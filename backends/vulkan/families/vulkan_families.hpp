@@ -1,6 +1,7 @@
 // The Vulkan kernel families, one per GLSL shader: vulkan.portable (gemm_portable.comp),
-// vulkan.coopmat (gemm_coopmat.comp, KHR cooperative matrix) and vulkan.coopmat2
-// (gemm_coopmat2.comp, NV cooperative matrix 2). Each has one config table
+// vulkan.coopmat (gemm_coopmat.comp, KHR cooperative matrix), vulkan.coopmat2
+// (gemm_coopmat2.comp, NV cooperative matrix 2) and vulkan.skinny (gemm_skinny.comp, few rows of
+// A against B). Each has one config table
 // (families/<name>.inc); tile sizes become specialization constants, so every row maps to a
 // pipeline at run time. None has named forms.
 #pragma once
@@ -69,6 +70,19 @@ class Coopmat2Family final : public VulkanFamily {
  public:
   using VulkanFamily::VulkanFamily;
   const char* name() const override { return "coopmat2"; }
+  std::span<const Config> configs() const override;
+  Status can_implement(const Problem& p, const Config& c) const override;
+  CostHints hints(const Problem& p, const Config& c) const override;
+
+ protected:
+  Status plan(const Problem& p, const Config& c, VulkanLaunch& out) const override;
+  void summarize(const VulkanLaunch& l, PlanSummary& out) const override;
+};
+
+class SkinnyFamily final : public VulkanFamily {
+ public:
+  using VulkanFamily::VulkanFamily;
+  const char* name() const override { return "skinny"; }
   std::span<const Config> configs() const override;
   Status can_implement(const Problem& p, const Config& c) const override;
   CostHints hints(const Problem& p, const Config& c) const override;
