@@ -256,6 +256,11 @@ Status VulkanDevice::adopt(const og_vulkan_host_handles& h) {
     coopmat.why = "the host's VkDevice does not list " VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME
                    " among its enabled extensions with api_version >= 1.3 (see og_vulkan_required_device_extensions)";
   }
+  if (coopmat.ok && coopmat.require_subgroup && !enabled(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)) {
+    coopmat.ok = coopmat.bf16 = false;
+    coopmat.why = "the device's subgroup size varies and the host's VkDevice does not list " VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME
+                  " (with the subgroupSizeControl feature) among its enabled extensions";
+  }
   if (coopmat.bf16 && !enabled(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME)) {
     coopmat.bf16 = false;
     coopmat.bf16_why = "the host's VkDevice does not list " VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME " among its enabled extensions";
@@ -368,6 +373,8 @@ extern "C" uint32_t og_vulkan_required_device_extensions(void* instance, void* p
     if (has(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) {
       wanted.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
       if (has(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME)) wanted.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+      // Fixes the cooperative-matrix pipelines' subgroup size where the device's varies.
+      if (has(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)) wanted.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
 #ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
       if (has(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)) wanted.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
 #endif
