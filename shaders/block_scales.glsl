@@ -1,13 +1,13 @@
 // Block-scaled operands dequantised on load (omnigemm/blockscaled.h): element (row, k) of A
 // (row in M) or B (row in N) times its block's scale, decoded with omnigemm/block_formats.h's
 // integer-exact codecs. The per-tensor factors are folded into alpha by the host. The including
-// shader includes gemm_common.glsl first and gives these specialization ids 12..15 no other use.
+// shader includes gemm_common.glsl first and gives these specialization ids 7..10 no other use.
 #include "omnigemm/block_formats.h"
 
-layout(constant_id = 12) const uint A_SCALE_MODE = 0;    // og_scale_mode; 0: A has no block scales
-layout(constant_id = 13) const uint A_SCALE_LAYOUT = 0;  // og_scale_layout
-layout(constant_id = 14) const uint B_SCALE_MODE = 0;
-layout(constant_id = 15) const uint B_SCALE_LAYOUT = 0;
+layout(constant_id = 7) const uint A_SCALE_MODE = 0;    // og_scale_mode; 0: A has no block scales
+layout(constant_id = 8) const uint A_SCALE_LAYOUT = 0;  // og_scale_layout
+layout(constant_id = 9) const uint B_SCALE_MODE = 0;
+layout(constant_id = 10) const uint B_SCALE_LAYOUT = 0;
 
 layout(std430, set = 0, binding = 12) readonly buffer AS8 { uint8_t as8[]; };
 layout(std430, set = 0, binding = 13) readonly buffer AS32 { float as32[]; };

@@ -1,15 +1,20 @@
-// What every OmniGEMM GEMM shader shares: specialization ids 0..11, the descriptor bindings, the
+// What every OmniGEMM GEMM shader shares: specialization ids 0..6, the descriptor bindings, the
 // push constants (so one pipeline layout serves every module), the dtype decoders, and the
 // epilogue's loads and stores around omnigemm/epilogue.h (the epilogue math and the rounding to
 // f16/bf16 every backend shares). The including shader enables GL_GOOGLE_include_directive,
 // GL_EXT_shader_16bit_storage and GL_EXT_shader_8bit_storage first; its own specialization
-// constants start at id 12.
+// constants start at id 7.
+//
+// Specialization constants are what shapes the main loop (tile, threads, A/B dtypes, and each
+// shader's own); the epilogue's options (C's presence and dtype, D's dtype, bias mode and dtype,
+// activation) are one push-constant word the shader branches on uniformly, so a new epilogue
+// combination needs no new pipeline.
 //
 // Decoders are bit-exact with omnigemm/numeric.hpp: every dtype converts to f32 exactly; outputs
 // round to nearest even in integer arithmetic (epilogue.h), bit-exact with numeric.hpp too.
 #include "omnigemm/epilogue.h"
 
-// Tile shape and problem variant, fixed per pipeline (the config space maps onto these).
+// Tile shape and input dtypes, fixed per pipeline (the config space maps onto these).
 layout(constant_id = 0) const uint BLOCK_M = 64;
 layout(constant_id = 1) const uint BLOCK_N = 64;
 layout(constant_id = 2) const uint BLOCK_K = 16;
@@ -17,11 +22,6 @@ layout(constant_id = 3) const int GROUP_M = 8;
 layout(constant_id = 4) const uint THREADS = 128;
 layout(constant_id = 5) const uint A_TYPE = 0;    // og_dtype: 0 f32, 1 f16, 2 bf16, 3 e4m3, 4 e5m2
 layout(constant_id = 6) const uint B_TYPE = 0;
-layout(constant_id = 7) const uint C_TYPE = 99;   // 99: no C term
-layout(constant_id = 8) const uint D_TYPE = 0;
-layout(constant_id = 9) const uint BIAS_MODE = 0; // og_bias_mode (OG_EPI_BIAS_*): 0 none, 1 per N, 2 per M
-layout(constant_id = 10) const uint BIAS_TYPE = 0;
-layout(constant_id = 11) const uint ACTIVATION = 0; // og_activation (OG_EPI_ACT_*)
 
 layout(local_size_x_id = 4) in;
 
@@ -43,7 +43,7 @@ layout(std430, set = 0, binding = 11) readonly buffer Bias16 { uint16_t bias16[]
 // as_* / bs_*: block-scaled A / B's scale tensors (block_scales.glsl), in scales.
 layout(push_constant) uniform Params {
   uint M, N, K;
-  uint pid_base;
+  uint epilogue;  // C, D, bias and activation options: see C_TYPE .. ACTIVATION below
   uint a_sr, a_sc, a_bs, b_sr, b_sc, b_bs;
   uint c_sr, c_sc, c_bs, d_sr, d_sc, d_bs;
   uint bias_bs, batch_base;
@@ -52,9 +52,22 @@ layout(push_constant) uniform Params {
   uint as_off, as_ld, as_bs, bs_off, bs_ld, bs_bs;
 } p;
 
+// The epilogue word's fields (vulkan_pipelines.hpp, epilogue_word): 3 bits C's og_dtype (7: no C
+// term), 2 bits D's, 2 bits og_bias_mode (0 none, 1 per N, 2 per M), 3 bits the bias dtype, 3 bits
+// og_activation. Uniform across the dispatch, so every branch on them is uniform.
+#define C_TYPE (p.epilogue & 7u)
+#define HAS_C (C_TYPE != 7u)
+#define D_TYPE ((p.epilogue >> 3) & 3u)
+#define BIAS_MODE ((p.epilogue >> 5) & 3u)
+#define BIAS_TYPE ((p.epilogue >> 7) & 7u)
+#define ACTIVATION ((p.epilogue >> 10) & 7u)
+
 // Output tiles along M and N, as the host counts them for the grid.
 int num_pid_m() { return int((p.M + BLOCK_M - 1u) / BLOCK_M); }
 int num_pid_n() { return int((p.N + BLOCK_N - 1u) / BLOCK_N); }
+// This workgroup's work item: the host lays the items out over x and y (x * y may exceed their
+// count by less than one row of x; the workgroups past the end have nothing to do).
+uint work_item_id() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }
 
 float decode_f16(uint h) {
   uint e = (h >> 10) & 31u, m = h & 1023u;
@@ -88,7 +101,7 @@ uint encode_out16(float f) { return og_f32_to_16bit(int(D_TYPE), f); }
 
 // Element (gm, gn) < (M, N) of the epilogue before rounding: act(alpha * acc + beta * C + bias).
 float epilogue_value(uint batch, uint gm, uint gn, float acc) {
-  const bool has_c = C_TYPE != 99u, has_bias = BIAS_MODE != 0u;
+  const bool has_c = HAS_C, has_bias = BIAS_MODE != 0u;
   const float c = has_c ? load_c(p.c_off + batch * p.c_bs + gm * p.c_sr + gn * p.c_sc) : 0.0;
   const float bias = has_bias ? load_bias(p.bias_off + batch * p.bias_bs + (BIAS_MODE == 1u ? gn : gm)) : 0.0;
   return og_epilogue_apply(p.alpha, acc, has_c, p.beta, c, has_bias, bias, int(ACTIVATION), p.slope);

@@ -1,8 +1,8 @@
 #version 450
 // KHR cooperative-matrix GEMM (16-bit multiplicands, f32 accumulation). Bindings, push constants
-// and specialization ids 0..11 come from gemm_common.glsl, as in every GEMM shader, so one
+// and specialization ids 0..6 come from gemm_common.glsl, as in every GEMM shader, so one
 // descriptor/pipeline layout serves them all. The fragment shape (CM_M x CM_N x CM_K) comes from
-// vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR at run time (ids 12..14), never hard-coded.
+// vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR at run time (ids 7..9), never hard-coded.
 //
 // Multiplicand type: this file is compiled once, with f16 multiplicands (MUL_T). The bf16 module
 // is the same SPIR-V with that one 16-bit float type re-encoded as bfloat16 (SPV_KHR_bfloat16),
@@ -31,24 +31,24 @@
 #extension GL_EXT_control_flow_attributes : require
 
 #include "omnigemm/tile_schedule.h"
-#include "gemm_common.glsl"  // spec ids 0..11, bindings, push constants, decoders, epilogue
+#include "gemm_common.glsl"  // spec ids 0..6, bindings, push constants, decoders, epilogue
 
 #define MUL_T float16_t
 
-layout(constant_id = 12) const uint CM_M = 16;
-layout(constant_id = 13) const uint CM_N = 16;
-layout(constant_id = 14) const uint CM_K = 16;
-layout(constant_id = 15) const uint SUBGROUP = 32;  // the device's (required) subgroup size
-layout(constant_id = 16) const uint WARPS_M = 2;    // subgroups along M; THREADS/SUBGROUP/WARPS_M along N
-layout(constant_id = 17) const uint STAGES = 2;     // shared-memory buffers: 1 or 2
-layout(constant_id = 18) const uint MUL_BF16 = 0;   // 1 in the host's bf16 module: MUL_T is bfloat16
-layout(constant_id = 19) const uint A_M_CONTIG = 0; // 1: A's M index is the contiguous one (staged K x M)
-layout(constant_id = 20) const uint B_K_CONTIG = 0; // 1: B's K index is the contiguous one (staged N x K)
+layout(constant_id = 7) const uint CM_M = 16;
+layout(constant_id = 8) const uint CM_N = 16;
+layout(constant_id = 9) const uint CM_K = 16;
+layout(constant_id = 10) const uint SUBGROUP = 32;  // the device's (required) subgroup size
+layout(constant_id = 11) const uint WARPS_M = 2;    // subgroups along M; THREADS/SUBGROUP/WARPS_M along N
+layout(constant_id = 12) const uint STAGES = 2;     // shared-memory buffers: 1 or 2
+layout(constant_id = 13) const uint MUL_BF16 = 0;   // 1 in the host's bf16 module: MUL_T is bfloat16
+layout(constant_id = 14) const uint A_M_CONTIG = 0; // 1: A's M index is the contiguous one (staged K x M)
+layout(constant_id = 15) const uint B_K_CONTIG = 0; // 1: B's K index is the contiguous one (staged N x K)
 // Ceiling measurement only (OMNIGEMM_VK_MAINLOOP_PROBE, results are wrong by design): 1 drops the
 // global loads from the K loop (shared -> fragment loads and MMAs remain), 2 also drops the
 // shared-memory loads (MMAs on fragments loaded once). Only a developer build (OMNIGEMM_DEVELOPER)
 // specializes this id; every other pipeline keeps the default 0 and the probe code folds away.
-layout(constant_id = 21) const uint MAINLOOP_PROBE = 0;
+layout(constant_id = 16) const uint MAINLOOP_PROBE = 0;
 
 // Vector views of the same bindings (descriptor aliasing): 8 16-bit inputs per A/B load, 4
 // outputs per D store, used where the contiguous dimension, the strides and the base allow.
@@ -176,8 +176,10 @@ void write_outputs(uint batch, uint gm, uint gn, vec4 acc4, bool d_vec4) {
 
 void main() {
   // One workgroup per work item of one batch (no split-K: one slice), from the shared scheduler;
-  // the host dispatches the items in chunks from pid_base and the batches along z.
-  const OgWork tile = og_work_item(int(gl_WorkGroupID.x + p.pid_base), num_pid_m(), num_pid_n(), GROUP_M, 1);
+  // the batches along z, from batch_base in each dispatch.
+  const uint item = work_item_id();
+  if (item >= uint(num_pid_m() * num_pid_n())) return;  // uniform in the workgroup: before any barrier
+  const OgWork tile = og_work_item(int(item), num_pid_m(), num_pid_n(), GROUP_M, 1);
   const uint batch = gl_WorkGroupID.z + p.batch_base;
   m0 = uint(tile.pid_m) * BLOCK_M;
   n0 = uint(tile.pid_n) * BLOCK_N;

@@ -1,7 +1,7 @@
 #version 450
 // NV cooperative matrix 2 GEMM (VK_NV_cooperative_matrix2; 16-bit multiplicands, f32
-// accumulation). Bindings, push constants and specialization ids 0..11 come from
-// gemm_common.glsl, as in every GEMM shader; this shader's own ids start at 12.
+// accumulation). Bindings, push constants and specialization ids 0..6 come from
+// gemm_common.glsl, as in every GEMM shader; this shader's own ids start at 7.
 //
 // The whole BLOCK_M x BLOCK_N tile is ONE workgroup-scope accumulator, and each K step loads one
 // BLOCK_M x BLOCK_K matrix of A and one BLOCK_K x BLOCK_N matrix of B: how they are split over
@@ -37,7 +37,7 @@
 #extension GL_EXT_control_flow_attributes : require
 
 #include "omnigemm/tile_schedule.h"
-#include "gemm_common.glsl"  // spec ids 0..11, bindings, push constants, decoders, epilogue
+#include "gemm_common.glsl"  // spec ids 0..6, bindings, push constants, decoders, epilogue
 
 #define MUL_T float16_t
 
@@ -45,15 +45,15 @@
 // alignment); 1 tensor load, the stored matrix's rows are along K for A (A is M x K, K
 // contiguous) and along N for B (B is K x N, N contiguous); 2 tensor load of the other
 // orientation (A stored K x M, B stored N x K) through a transposing view.
-layout(constant_id = 12) const uint A_LOAD = 1;
-layout(constant_id = 13) const uint B_LOAD = 1;
+layout(constant_id = 7) const uint A_LOAD = 1;
+layout(constant_id = 8) const uint B_LOAD = 1;
 // 1: the tensor-loaded operand's row stride (the one that is not 1) is a multiple of 8 elements;
 // masking its low bits tells the compiler, which can then use 16-byte accesses.
-layout(constant_id = 14) const uint A_LD8 = 0;
-layout(constant_id = 15) const uint B_LD8 = 0;
+layout(constant_id = 9) const uint A_LD8 = 0;
+layout(constant_id = 10) const uint B_LD8 = 0;
 // 1: D is f32 with contiguous rows and a 16-byte aligned base in every batch: tensor store.
-layout(constant_id = 16) const uint D_TENSOR = 0;
-layout(constant_id = 17) const uint MUL_BF16 = 0;  // 1 in the host's bf16 module: MUL_T is bfloat16
+layout(constant_id = 11) const uint D_TENSOR = 0;
+layout(constant_id = 12) const uint MUL_BF16 = 0;  // 1 in the host's bf16 module: MUL_T is bfloat16
 
 #define A_MAT coopmat<MUL_T, gl_ScopeWorkgroup, BLOCK_M, BLOCK_K, gl_MatrixUseA>
 #define B_MAT coopmat<MUL_T, gl_ScopeWorkgroup, BLOCK_K, BLOCK_N, gl_MatrixUseB>
@@ -157,8 +157,10 @@ float store_op(const in uint r, const in uint c, const in float v, const in uint
 
 void main() {
   // One workgroup per work item of one batch (no split-K: one slice), from the shared scheduler;
-  // the host dispatches the items in chunks from pid_base and the batches along z.
-  const OgWork tile = og_work_item(int(gl_WorkGroupID.x + p.pid_base), num_pid_m(), num_pid_n(), GROUP_M, 1);
+  // the batches along z, from batch_base in each dispatch.
+  const uint item = work_item_id();
+  if (item >= uint(num_pid_m() * num_pid_n())) return;  // uniform in the workgroup: before any barrier
+  const OgWork tile = og_work_item(int(item), num_pid_m(), num_pid_n(), GROUP_M, 1);
   const uint batch = gl_WorkGroupID.z + p.batch_base;
   m0 = uint(tile.pid_m) * BLOCK_M;
   n0 = uint(tile.pid_n) * BLOCK_N;
@@ -182,7 +184,7 @@ void main() {
   coopMatPerElementNV(res, acc, epilogue_op, m0, n0, batch);
   // In place (C == D): every read of C above happens before any write of D below, even where an
   // element is handled by more than one invocation ("at least once" per element).
-  if (C_TYPE != 99u)
+  if (HAS_C)
     controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer, gl_SemanticsAcquireRelease);
   if (D_TENSOR != 0u)
     coopMatStoreTensorNV(res, d32, p.d_off + batch * p.d_bs, sliceTensorLayoutNV(TENSOR(CLAMP, p.M, p.N, p.d_sr), m0, BLOCK_M, n0, BLOCK_N));

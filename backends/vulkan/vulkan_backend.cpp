@@ -65,7 +65,7 @@ Status VulkanBackend::check_problem(const Problem& p) const {
 bool VulkanBackend::usable(const KernelFamily* f) const {
   if (f == &coopmat_) return dev_.coopmat.ok;
   if (f == &coopmat2_) return dev_.coopmat2.ok;
-  return f == &portable_;
+  return f == &portable_ || f == &skinny_;
 }
 
 double VulkanBackend::clock_ramp_ms() const { return dev_.cpu_device ? 0 : 1500; }

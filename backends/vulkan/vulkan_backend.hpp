@@ -29,6 +29,10 @@ class VulkanBackend final : public Backend {
   VulkanBackend() = default;
   ~VulkanBackend() override;
   Status init(const BackendOptions& opt);
+  // A backend on a modelled device: its properties only, no instance, device or pipelines. Its
+  // families answer can_implement, hints and plans as on that device (tests of other vendors'
+  // devices); running anything is refused.
+  void init_modelled(const DeviceProperties& p) { dev_.apply(p); }
 
   og_backend kind() const override { return OG_BACKEND_VULKAN; }
   const DeviceInfo& device() const override { return dev_.info; }
@@ -59,6 +63,12 @@ class VulkanBackend final : public Backend {
   // Records `l` into the caller's command buffer (`stream`), this thread's timing capture, or
   // the backend's own command buffer, which is then submitted and waited for.
   Status record(const VulkanLaunch& l, void* stream);
+  // Makes (and keeps for the context's life) the pipeline of `l` without recording anything:
+  // og_gemm_prepare.
+  Status prepare_pipeline(const VulkanLaunch& l);
+  // The pipelines this context has made and keeps (tests, explain).
+  PipelineStats pipeline_stats() const { return pipelines_.set().stats(); }
+  VulkanPipelines& pipelines() { return pipelines_; }
 #ifdef OMNIGEMM_DEVELOPER
   // OMNIGEMM_VK_MAINLOOP_PROBE (developer builds only; results WRONG by design): the coopmat
   // shader's MAINLOOP_PROBE constant, 1 (no global loads in the K loop) or 2 (MMAs only).
@@ -107,6 +117,7 @@ class VulkanBackend final : public Backend {
   VkCommandBuffer capture_ = VK_NULL_HANDLE;  // capture_cmd_ while time_ms records launches
   std::thread::id capture_thread_;            // ... of this thread only
   std::mutex timing_mutex_;
+  std::vector<PipelineSet::Hold> capture_holds_;  // pipelines recorded into the capture, until it is submitted
   VkDescriptorPool capture_pool_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
@@ -114,12 +125,17 @@ class VulkanBackend final : public Backend {
   std::vector<VkDescriptorPool> async_pools_;
   int async_sets_in_last_ = 0;
   std::map<VkBuffer, Allocation> buffers_;
+  // Bound to every binding of prepare_pipeline's empty dispatch; allocated once, on first need.
+  og_memory scratch_{};
+  Status scratch_status_;
+  std::once_flag scratch_once_;
   std::mutex mutex_;  // the command buffers, descriptor pools and buffers above
 
   PortableFamily portable_{*this};
   CoopmatFamily coopmat_{*this};
   Coopmat2Family coopmat2_{*this};
-  KernelFamily* const all_[3] = {&coopmat_, &coopmat2_, &portable_};  // fastest first
+  SkinnyFamily skinny_{*this};
+  KernelFamily* const all_[4] = {&coopmat_, &coopmat2_, &skinny_, &portable_};  // fastest first (skinny: on few rows)
 
 };
 

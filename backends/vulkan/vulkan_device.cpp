@@ -194,6 +194,22 @@ Status VulkanDevice::create_own(int device_index) {
       exts.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
     }
   }
+  // A required subgroup size at pipeline creation (CoopmatSupport::require_subgroup) needs the
+  // subgroupSizeControl feature; through the extension's struct, valid at any instance version.
+  VkPhysicalDeviceSubgroupSizeControlFeatures sscf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  if (coopmat.ok && coopmat.require_subgroup) {
+    if (props.has_extension(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)) {
+      sscf.subgroupSizeControl = VK_TRUE;
+      *tail = &sscf;
+      tail = &sscf.pNext;
+      exts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    } else {
+      coopmat.ok = coopmat.bf16 = false;
+      coopmat.why = "its subgroup size varies (" + std::to_string(props.min_subgroup_size) + ".." + std::to_string(props.max_subgroup_size) +
+                    ") and VK_EXT_subgroup_size_control, which fixes it per pipeline, is not offered";
+      coopmat2 = select_coopmat2(props, coopmat, BuiltShaders::of_this_build());
+    }
+  }
 #endif
 #ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
   VkPhysicalDeviceCooperativeMatrix2FeaturesNV cm2f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
@@ -239,6 +255,11 @@ Status VulkanDevice::adopt(const og_vulkan_host_handles& h) {
     coopmat.ok = coopmat.bf16 = false;
     coopmat.why = "the host's VkDevice does not list " VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME
                    " among its enabled extensions with api_version >= 1.3 (see og_vulkan_required_device_extensions)";
+  }
+  if (coopmat.ok && coopmat.require_subgroup && !enabled(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)) {
+    coopmat.ok = coopmat.bf16 = false;
+    coopmat.why = "the device's subgroup size varies and the host's VkDevice does not list " VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME
+                  " (with the subgroupSizeControl feature) among its enabled extensions";
   }
   if (coopmat.bf16 && !enabled(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME)) {
     coopmat.bf16 = false;
@@ -286,147 +307,40 @@ void VulkanDevice::load_device_functions() {
 
 // Device properties, the features the shader needs, and the limits the config space uses.
 Status VulkanDevice::check_device() {
-  VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-  VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, &sub};
+  VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &drv};
   vk.vkGetPhysicalDeviceProperties2(physical, &p2);
   properties = p2.properties;
-  const VkPhysicalDeviceLimits& l = p2.properties.limits;
-  info.name = p2.properties.deviceName;
   info.driver = std::string(drv.driverName) + " " + drv.driverInfo + " (Vulkan " +
                 std::to_string(VK_API_VERSION_MAJOR(p2.properties.apiVersion)) + "." +
                 std::to_string(VK_API_VERSION_MINOR(p2.properties.apiVersion)) + ")";
+  timestamp_period_ns = p2.properties.limits.timestampPeriod;
+  timestamps = p2.properties.limits.timestampComputeAndGraphics;
+  const std::string name = p2.properties.deviceName;
   if (VK_API_VERSION_MINOR(p2.properties.apiVersion) < 2 && VK_API_VERSION_MAJOR(p2.properties.apiVersion) == 1)
-    return error(StatusCode::backend_unavailable, "vulkan: " + info.name + " supports only Vulkan 1.0/1.1; OmniGEMM needs 1.2");
-  info.limits.max_shared_bytes = l.maxComputeSharedMemorySize;
-  info.limits.max_threads_per_group = int(l.maxComputeWorkGroupInvocations);
-  info.limits.warp_size = int(sub.subgroupSize ? sub.subgroupSize : 1);
-  const bool cpu = cpu_device = p2.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-  info.limits.compute_units = cpu ? int(std::max(1u, std::thread::hardware_concurrency())) : 64;
-  info.limits.l2_bytes = cpu ? (32ll << 20) : (64ll << 20);  // not queryable in core Vulkan
-  std::copy(l.maxComputeWorkGroupCount, l.maxComputeWorkGroupCount + 3, max_groups);
-  timestamp_period_ns = l.timestampPeriod;
-  timestamps = l.timestampComputeAndGraphics;
-
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
-  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
-  vk.vkGetPhysicalDeviceFeatures2(physical, &f2);
-  if (!f11.storageBuffer16BitAccess || !f12.storageBuffer8BitAccess)
+    return error(StatusCode::backend_unavailable, "vulkan: " + name + " supports only Vulkan 1.0/1.1; OmniGEMM needs 1.2");
+  const DeviceProperties p = query_properties(vk, instance, physical);
+  if (!p.storage_16bit || !p.storage_8bit)
     return error(StatusCode::backend_unavailable,
-                 "vulkan: " + info.name + " lacks storageBuffer16BitAccess or storageBuffer8BitAccess, which OmniGEMM's shaders need");
-  query_coopmat(p2.properties.apiVersion, f2, f12);
-  query_coopmat2();
+                 "vulkan: " + name + " lacks storageBuffer16BitAccess or storageBuffer8BitAccess, which OmniGEMM's shaders need");
+  apply(p);
   return {};
 }
 
-// Fills coopmat2 from VK_NV_cooperative_matrix2: the features gemm_coopmat2.comp uses, the limits
-// of workgroup-scope matrices and the flexible-dimension granularities (f16/bf16 -> f32, per
-// workgroup size). Builds on the KHR path's checks (Vulkan 1.3, f16, int16, memory model).
-void VulkanDevice::query_coopmat2() {
-#ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
-  coopmat2.ok = coopmat2.bf16 = false;
-  coopmat2.shapes.clear();
-  if (!coopmat.ok) { coopmat2.why = "it builds on KHR cooperative matrix, which is unusable here (" + coopmat.why + ")"; return; }
-  if (!has_extension(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)) { coopmat2.why = "no " VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME; return; }
-  VkPhysicalDeviceCooperativeMatrix2FeaturesNV f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
-  VkPhysicalDeviceFeatures2 q{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f};
-  vk.vkGetPhysicalDeviceFeatures2(physical, &q);
-  if (!f.cooperativeMatrixWorkgroupScope || !f.cooperativeMatrixFlexibleDimensions || !f.cooperativeMatrixPerElementOperations ||
-      !f.cooperativeMatrixTensorAddressing) {
-    coopmat2.why = "needs the features cooperativeMatrixWorkgroupScope, cooperativeMatrixFlexibleDimensions, "
-                    "cooperativeMatrixPerElementOperations and cooperativeMatrixTensorAddressing";
-    return;
-  }
-  VkPhysicalDeviceCooperativeMatrix2PropertiesNV props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
-  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &props};
-  vk.vkGetPhysicalDeviceProperties2(physical, &p2);
-  coopmat2.max_workgroup = props.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
-  coopmat2.max_dim = props.cooperativeMatrixFlexibleDimensionsMaxDimension;
-  coopmat2.reserved_shared = props.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
-  auto flex_fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV>(
-      vk.vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
-  if (!flex_fn) { coopmat2.why = "loader lacks vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"; return; }
-  uint32_t n = 0;
-  flex_fn(physical, &n, nullptr);
-  std::vector<VkCooperativeMatrixFlexibleDimensionsPropertiesNV> flex(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV});
-  flex_fn(physical, &n, flex.data());
-  flex.resize(n);
-  for (const auto& fp : flex) {
-    const int mul = fp.AType == VK_COMPONENT_TYPE_FLOAT16_KHR ? 0 : fp.AType == VK_COMPONENT_TYPE_BFLOAT16_KHR ? 1 : -1;
-    if (mul >= 0 && fp.BType == fp.AType && fp.CType == VK_COMPONENT_TYPE_FLOAT32_KHR && fp.ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
-        fp.scope == VK_SCOPE_WORKGROUP_KHR && !fp.saturatingAccumulation && fp.MGranularity && fp.NGranularity && fp.KGranularity)
-      coopmat2.shapes.push_back({mul, fp.workgroupInvocations, fp.MGranularity, fp.NGranularity, fp.KGranularity});
-  }
-  auto any = [&](int mul) {
-    return std::any_of(coopmat2.shapes.begin(), coopmat2.shapes.end(), [&](const Coopmat2Support::FlexShape& s) { return s.mul == mul; });
-  };
-  if (!any(0)) { coopmat2.why = "no f16 x f16 -> f32 workgroup-scope flexible dimensions"; return; }
-  coopmat2.ok = true;
-  if (!coopmat.bf16) coopmat2.bf16_why = coopmat.bf16_why;
-  else if (!any(1)) coopmat2.bf16_why = "no bf16 x bf16 -> f32 workgroup-scope flexible dimensions";
-  else coopmat2.bf16 = true;
-#else
-  coopmat2.why = "built without the NV cooperative matrix 2 shader (glslang or Vulkan headers without GL/VK_NV_cooperative_matrix2)";
-#endif
+void VulkanDevice::apply(const DeviceProperties& p) {
+  props = p;
+  info.name = p.name;
+  info.limits.max_shared_bytes = p.max_shared_bytes;
+  info.limits.max_threads_per_group = int(p.max_invocations);
+  info.limits.warp_size = int(p.subgroup_size ? p.subgroup_size : 1);
+  const bool cpu = cpu_device = p.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  info.limits.compute_units = cpu ? int(std::max(1u, std::thread::hardware_concurrency())) : 64;
+  info.limits.l2_bytes = cpu ? (32ll << 20) : (64ll << 20);  // not queryable in core Vulkan
+  std::copy(p.max_groups, p.max_groups + 3, max_groups);
+  const BuiltShaders built = BuiltShaders::of_this_build();
+  coopmat = select_coopmat(p, built);
+  coopmat2 = select_coopmat2(p, coopmat, built);
 }
-
-// Fills coopmat and the fragment shapes from the device's cooperative-matrix properties.
-void VulkanDevice::query_coopmat(uint32_t api_version, const VkPhysicalDeviceFeatures2& f2, const VkPhysicalDeviceVulkan12Features& f12) {
-#ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
-  coopmat.ok = false;
-  if (VK_API_VERSION_MINOR(api_version) < 3 && VK_API_VERSION_MAJOR(api_version) == 1) { coopmat.why = "needs Vulkan 1.3"; return; }
-  uint32_t n = 0;
-  vk.vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, nullptr);
-  std::vector<VkExtensionProperties> exts(n);
-  vk.vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, exts.data());
-  bool has = false;
-  for (const auto& e : exts) has |= std::strcmp(e.extensionName, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
-  if (!has) { coopmat.why = "no " VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME; return; }
-  if (!f2.features.shaderInt16 || !f12.shaderFloat16 || !f12.vulkanMemoryModel) { coopmat.why = "needs shaderInt16, shaderFloat16, vulkanMemoryModel"; return; }
-  VkPhysicalDeviceCooperativeMatrixFeaturesKHR cmf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
-  VkPhysicalDeviceFeatures2 q{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &cmf};
-  vk.vkGetPhysicalDeviceFeatures2(physical, &q);
-  if (!cmf.cooperativeMatrix) { coopmat.why = "cooperativeMatrix feature off"; return; }
-  auto props_fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
-      vk.vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
-  if (!props_fn) { coopmat.why = "loader lacks vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"; return; }
-  props_fn(physical, &n, nullptr);
-  std::vector<VkCooperativeMatrixPropertiesKHR> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
-  props_fn(physical, &n, props.data());
-  // The largest fragment per multiplicand type (fewest instructions).
-  auto best_shape = [&](VkComponentTypeKHR mul, CoopmatShape& out) {
-    uint32_t best = 0;
-    for (const auto& cp : props) {
-      if (cp.AType != mul || cp.BType != mul || cp.CType != VK_COMPONENT_TYPE_FLOAT32_KHR ||
-          cp.ResultType != VK_COMPONENT_TYPE_FLOAT32_KHR || cp.scope != VK_SCOPE_SUBGROUP_KHR || cp.saturatingAccumulation)
-        continue;
-      const uint32_t volume = cp.MSize * cp.NSize * cp.KSize;
-      if (volume > best) { best = volume; out = {cp.MSize, cp.NSize, cp.KSize}; }
-    }
-    return best > 0;
-  };
-  if (!best_shape(VK_COMPONENT_TYPE_FLOAT16_KHR, coopmat.shape[0])) { coopmat.why = "no f16 x f16 -> f32 subgroup shape"; return; }
-  coopmat.ok = true;
-  // bf16 multiplicands: VK_KHR_shader_bfloat16 with its cooperative-matrix feature and a shape.
-  bool has_bf16 = false;
-  for (const auto& e : exts) has_bf16 |= std::strcmp(e.extensionName, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME) == 0;
-  VkPhysicalDeviceShaderBfloat16FeaturesKHR bff{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
-  if (has_bf16) {
-    VkPhysicalDeviceFeatures2 qb{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &bff};
-    vk.vkGetPhysicalDeviceFeatures2(physical, &qb);
-  }
-  if (!has_bf16) coopmat.bf16_why = "no " VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME;
-  else if (!bff.shaderBFloat16Type || !bff.shaderBFloat16CooperativeMatrix) coopmat.bf16_why = "shaderBFloat16CooperativeMatrix feature off";
-  else if (!best_shape(VK_COMPONENT_TYPE_BFLOAT16_KHR, coopmat.shape[1])) coopmat.bf16_why = "no bf16 x bf16 -> f32 subgroup shape";
-  else coopmat.bf16 = true;
-  coopmat.ok = true;
-#else
-  (void)api_version; (void)f2; (void)f12;
-  coopmat.why = "built without cooperative-matrix shaders (glslang < 14 or Vulkan headers < 1.3.255)";
-#endif
-}
-
 
 }  // namespace vulkan
 }  // namespace omnigemm::detail
@@ -459,6 +373,8 @@ extern "C" uint32_t og_vulkan_required_device_extensions(void* instance, void* p
     if (has(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) {
       wanted.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
       if (has(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME)) wanted.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+      // Fixes the cooperative-matrix pipelines' subgroup size where the device's varies.
+      if (has(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)) wanted.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
 #ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
       if (has(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)) wanted.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
 #endif

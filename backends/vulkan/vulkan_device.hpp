@@ -8,38 +8,9 @@
 #include <vector>
 
 #include "vulkan_api.hpp"
+#include "vulkan_properties.hpp"
 
 namespace omnigemm::detail::vulkan {
-
-struct CoopmatShape {
-  uint32_t m = 16, n = 16, k = 16;
-};
-
-// The KHR cooperative-matrix path (gemm_coopmat.comp): usable, or why not; the largest
-// subgroup-scope fragment per multiplicand type (0 f16, 1 bf16) with f32 accumulation.
-struct CoopmatSupport {
-  bool ok = false;
-  std::string why;
-  CoopmatShape shape[2];
-  bool bf16 = false;  // bf16 multiplicands too (VK_KHR_shader_bfloat16)
-  std::string bf16_why;
-};
-
-// The NV cooperative matrix 2 path (gemm_coopmat2.comp): usable, or why not; per multiplicand
-// type and workgroup size, the granularity of M, N and K (flexible dimensions), and the limits
-// of workgroup-scope matrices.
-struct Coopmat2Support {
-  struct FlexShape {
-    int mul;  // 0 f16, 1 bf16
-    uint32_t invocations, m, n, k;
-  };
-  bool ok = false;
-  std::string why;
-  bool bf16 = false;
-  std::string bf16_why;
-  std::vector<FlexShape> shapes;
-  uint32_t max_workgroup = 0, max_dim = 0, reserved_shared = 0;
-};
 
 class VulkanDevice {
  public:
@@ -54,6 +25,9 @@ class VulkanDevice {
   // Destroys what open() created (the instance and device only when they are ours). Everything
   // made on the device must be gone by then.
   void close();
+  // Takes the name, limits and cooperative-matrix support from `p` (pure; open() calls it with
+  // the device's own properties, tests with recorded ones and no device).
+  void apply(const DeviceProperties& p);
 
   Vk vk;
   DeviceInfo info;
@@ -68,6 +42,7 @@ class VulkanDevice {
   bool cpu_device = false;   // a CPU implementation (lavapipe)
   uint32_t max_groups[3] = {65535, 65535, 65535};
   float timestamp_period_ns = 1.0f;
+  DeviceProperties props;  // as reported (or recorded)
   CoopmatSupport coopmat;
   Coopmat2Support coopmat2;
 
@@ -75,8 +50,6 @@ class VulkanDevice {
   Status create_own(int device_index);
   Status adopt(const og_vulkan_host_handles& h);
   Status check_device();
-  void query_coopmat(uint32_t api_version, const VkPhysicalDeviceFeatures2& f2, const VkPhysicalDeviceVulkan12Features& f12);
-  void query_coopmat2();
   bool has_extension(const char* name) const;
   std::vector<VkQueueFamilyProperties> queue_families() const;
   void load_instance_functions();

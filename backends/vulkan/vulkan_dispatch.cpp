@@ -102,10 +102,58 @@ Status VulkanBackend::submit_and_wait(VkCommandBuffer cmd) {
   return {};
 }
 
-Status VulkanBackend::record(const VulkanLaunch& l, void* stream) {
-  const Vk& vk = dev_.vk;
+namespace {
+
+// Releases a pipeline hold when the recording that used it is over, unless kept (capture).
+struct HoldGuard {
+  PipelineSet& set;
+  PipelineSet::Hold hold;
+  ~HoldGuard() { set.release(hold); }
+};
+
+}  // namespace
+
+Status VulkanBackend::prepare_pipeline(const VulkanLaunch& l) {
+  if (!dev_.device) return error(StatusCode::unsupported, "vulkan: " + dev_.info.name + " is a modelled device; it prepares nothing");
   VkPipeline pipeline;
-  Status s = pipelines_.get(l.shader, l.spec, pipeline);
+  PipelineSet::Hold hold;
+  const uint64_t made = pipelines_.set().stats().created;
+  Status s = pipelines_.set().acquire(l.shader, l.spec, PipelineSet::Use::prepare, pipeline, hold);
+  HoldGuard guard{pipelines_.set(), hold};
+  if (!s || !dev_.cpu_device || pipelines_.set().stats().created == made) return s;
+  // Mesa's lavapipe translates the pipeline to machine code at its first dispatch, not at its
+  // creation: one dispatch of an empty problem (every workgroup returns at once) does it now.
+  std::call_once(scratch_once_, [&] { scratch_status_ = allocate(256, scratch_); });
+  if (!scratch_status_) return scratch_status_;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const VkBuffer b = reinterpret_cast<VkBuffer>(uintptr_t(scratch_.vk_buffer));
+  VkBuffer per_binding[kBindings];
+  std::fill(per_binding, per_binding + kBindings, b);
+  VkDescriptorSet set;
+  if (!(s = descriptor_set_with(per_binding, DescriptorUse::own, set)) || !(s = begin(cmd_))) return s;
+  const Vk& vk = dev_.vk;
+  vk.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  vk.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_.layout(), 0, 1, &set, 0, nullptr);
+  PushConstants pc{};
+  pc.epilogue = 7;  // no C term; M = N = K = 0: no work items
+  vk.vkCmdPushConstants(cmd_, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+  vk.vkCmdDispatch(cmd_, 1, 1, 1);
+  return submit_and_wait(cmd_);
+}
+
+Status VulkanBackend::record(const VulkanLaunch& l, void* stream) {
+  if (!dev_.device) return error(StatusCode::unsupported, "vulkan: " + dev_.info.name + " is a modelled device; it runs nothing");
+  const Vk& vk = dev_.vk;
+  // Work items over x and y, batches over z in pieces of at most the device's counts.
+  const uint64_t max_x = dev_.max_groups[0], max_z = dev_.max_groups[2];
+  const uint64_t gx = std::max<uint64_t>(1, std::min(max_x, l.tiles)), gy = (l.tiles + gx - 1) / gx;
+  if (gy > dev_.max_groups[1])
+    return error(StatusCode::unsupported, "vulkan: " + std::to_string(l.tiles) + " workgroups per batch exceed the device's " +
+                                              std::to_string(max_x) + " x " + std::to_string(dev_.max_groups[1]));
+  VkPipeline pipeline;
+  HoldGuard guard{pipelines_.set(), {}};
+  Status s = pipelines_.set().acquire(l.shader, l.spec, stream ? PipelineSet::Use::caller : PipelineSet::Use::submit, pipeline,
+                                      guard.hold);
   if (!s) return s;
   std::lock_guard<std::mutex> lock(mutex_);
   // Record into: the caller's command buffer, else this thread's timing capture, else our own.
@@ -125,16 +173,16 @@ Status VulkanBackend::record(const VulkanLaunch& l, void* stream) {
   vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   const VkPipelineLayout layout = pipelines_.layout();
   vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
-  // The grid in pieces of at most the device's workgroup counts; the shader adds the offsets.
   PushConstants pc = l.push;
-  const uint64_t max_x = dev_.max_groups[0], max_z = dev_.max_groups[2];
-  for (uint64_t b0 = 0; b0 < l.batch; b0 += max_z)
-    for (uint64_t t0 = 0; t0 < l.tiles; t0 += max_x) {
-      pc.pid_base = uint32_t(t0);
-      pc.batch_base = uint32_t(b0);
-      vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-      vk.vkCmdDispatch(cmd, uint32_t(std::min(max_x, l.tiles - t0)), 1, uint32_t(std::min(max_z, l.batch - b0)));
-    }
+  for (uint64_t b0 = 0; b0 < l.batch; b0 += max_z) {
+    pc.batch_base = uint32_t(b0);
+    vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+    vk.vkCmdDispatch(cmd, uint32_t(gx), uint32_t(gy), uint32_t(std::min(max_z, l.batch - b0)));
+  }
+  if (capturing) {  // the capture's submission is what ends its use (time_ms)
+    capture_holds_.push_back(guard.hold);
+    guard.hold = {};
+  }
   if (own) return submit_and_wait(cmd_);
   return {};
 }
@@ -159,6 +207,8 @@ Status VulkanBackend::time_ms(const std::function<Status()>& launch, double& ms)
   capture_ = VK_NULL_HANDLE;
   vk.vkCmdWriteTimestamp(capture_cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
   Status done = submit_and_wait(capture_cmd_);
+  for (PipelineSet::Hold& h : capture_holds_) pipelines_.set().release(h);
+  capture_holds_.clear();
   if (!s) return s;
   if (!done) return done;
   uint64_t t[2] = {0, 0};

@@ -12,6 +12,7 @@
 
 #include "block_quantize.spv.h"
 #include "gemm_portable.spv.h"
+#include "gemm_skinny.spv.h"
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
 #include "gemm_coopmat.spv.h"
 #endif
@@ -107,6 +108,7 @@ Status VulkanPipelines::create(const VulkanDevice& dev) {
   VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, nullptr, 0, 1, &set_layout_, 1, &range};
   OG_VK_TRY(vk.vkCreatePipelineLayout(dev.device, &pli, nullptr, &layout_), "vkCreatePipelineLayout");
   Status s = add_modules(og_spv_gemm_portable, sizeof(og_spv_gemm_portable), false, Shader::portable, Shader::portable);
+  if (s) s = add_modules(og_spv_gemm_skinny, sizeof(og_spv_gemm_skinny), false, Shader::skinny, Shader::skinny);
   if (s) s = add_modules(og_spv_block_quantize, sizeof(og_spv_block_quantize), false, Shader::block_quantize, Shader::block_quantize);
   if (!s) return s;
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
@@ -119,6 +121,8 @@ Status VulkanPipelines::create(const VulkanDevice& dev) {
                                            Shader::coopmat2_bf16)))
     return s;
 #endif
+  set_.init([this](Shader shader, const Specialization& spec, VkPipeline& out) { return build(shader, spec, out); },
+            [this](VkPipeline p) { dev_->vk.vkDestroyPipeline(dev_->device, p, nullptr); }, PipelineSet::default_budget());
   return create_cache();
 }
 
@@ -126,8 +130,7 @@ void VulkanPipelines::destroy() {
   if (!dev_ || !dev_->device) return;
   const Vk& vk = dev_->vk;
   save_cache();
-  for (auto& [key, pipeline] : pipelines_) vk.vkDestroyPipeline(dev_->device, pipeline, nullptr);
-  pipelines_.clear();
+  set_.clear();
   for (VkShaderModule& m : modules_) {
     if (m) vk.vkDestroyShaderModule(dev_->device, m, nullptr);
     m = VK_NULL_HANDLE;
@@ -211,25 +214,53 @@ void VulkanPipelines::save_cache() {
   std::rename(tmp.c_str(), path.c_str());  // atomic: concurrent processes never see half a file
 }
 
-Status VulkanPipelines::get(Shader shader, const Specialization& spec, VkPipeline& out) {
+uint32_t epilogue_word(const Problem& p) {
+  const uint32_t c_type = p.c.present ? uint32_t(p.c.dtype) : 7u;  // 7: no C term
+  return c_type | uint32_t(p.d.dtype) << 3 | uint32_t(p.bias_mode) << 5 | uint32_t(p.bias_dtype) << 7 | uint32_t(p.activation) << 10;
+}
+
+// One pipeline through the pipeline cache. The cache's contents stay bounded: past
+// kCacheBudgetBytes (checked every 16 pipelines) it starts again empty, as a fresh process would.
+Status VulkanPipelines::build(Shader shader, const Specialization& spec, VkPipeline& out) {
   const VkShaderModule module = modules_[int(shader)];
   if (!module)
     return error(StatusCode::internal, "vulkan: the shader module " + std::to_string(int(shader)) + " was not created on this device");
-  std::pair<Shader, std::vector<uint32_t>> key{shader, std::vector<uint32_t>(spec.values, spec.values + spec.count)};
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = pipelines_.find(key); it != pipelines_.end()) {
-    out = it->second;
-    return {};
-  }
   VkSpecializationMapEntry entries[Specialization::kMax];
   for (uint32_t i = 0; i < spec.count; ++i) entries[i] = {i, i * 4, 4};
   VkSpecializationInfo info{spec.count, entries, spec.count * 4, spec.values};
   VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module, "main", &info};
+  // The KHR cooperative-matrix shader's layout assumes its subgroup size (SUBGROUP): required
+  // where the device could choose another (CoopmatSupport::require_subgroup).
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  if ((shader == Shader::coopmat || shader == Shader::coopmat_bf16) && dev_->coopmat.require_subgroup) {
+    required.requiredSubgroupSize = dev_->coopmat.subgroup;
+    ci.stage.pNext = &required;
+  }
   ci.layout = layout_;
-  OG_VK_TRY(dev_->vk.vkCreateComputePipelines(dev_->device, cache_, 1, &ci, nullptr, &out), "vkCreateComputePipelines");
-  pipelines_.emplace(std::move(key), out);
+  const Vk& vk = dev_->vk;
+  {
+    std::shared_lock<std::shared_mutex> lock(cache_mutex_);
+    OG_VK_TRY(vk.vkCreateComputePipelines(dev_->device, cache_, 1, &ci, nullptr, &out), "vkCreateComputePipelines");
+  }
+  if (++builds_ % 16 != 0) return {};
+  std::unique_lock<std::shared_mutex> lock(cache_mutex_);
+  size_t size = 0;
+  if (vk.vkGetPipelineCacheData(dev_->device, cache_, &size, nullptr) != VK_SUCCESS || size <= kCacheBudgetBytes) return {};
+  VkPipelineCache fresh = VK_NULL_HANDLE;
+  VkPipelineCacheCreateInfo fci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  if (vk.vkCreatePipelineCache(dev_->device, &fci, nullptr, &fresh) != VK_SUCCESS) return {};
+  vk.vkDestroyPipelineCache(dev_->device, cache_, nullptr);
+  cache_ = fresh;
+  ++cache_resets_;
   return {};
+}
+
+size_t VulkanPipelines::cache_bytes() const {
+  std::shared_lock<std::shared_mutex> lock(cache_mutex_);
+  size_t size = 0;
+  if (!dev_ || !cache_ || dev_->vk.vkGetPipelineCacheData(dev_->device, cache_, &size, nullptr) != VK_SUCCESS) return 0;
+  return size;
 }
 
 }  // namespace vulkan

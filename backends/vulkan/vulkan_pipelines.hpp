@@ -1,17 +1,18 @@
 // Compute pipelines: one descriptor/pipeline layout shared by every GEMM shader, the embedded
 // SPIR-V modules (the bf16 cooperative-matrix modules patched from the f16 ones), and pipelines
-// made lazily per (module, specialization constants) through a VkPipelineCache persisted in
-// ~/.cache/omnigemm (or $OMNIGEMM_VK_PIPELINE_CACHE).
+// made per (module, specialization constants) through a VkPipelineCache persisted in
+// ~/.cache/omnigemm (or $OMNIGEMM_VK_PIPELINE_CACHE), kept in a bounded set (pipeline_set.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <map>
-#include <mutex>
+#include <shared_mutex>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "problem.hpp"
 #include "vulkan_device.hpp"
+#include "vulkan_pipeline_set.hpp"
 
 namespace omnigemm::detail::vulkan {
 
@@ -23,7 +24,7 @@ constexpr uint32_t kBindings = 16;
 // from M, N and the tile shape (specialization constants), as the host does.
 struct PushConstants {
   uint32_t m, n, k;
-  uint32_t pid_base;
+  uint32_t epilogue;  // epilogue_word()
   uint32_t a_sr, a_sc, a_bs, b_sr, b_sc, b_bs;
   uint32_t c_sr, c_sc, c_bs, d_sr, d_sc, d_bs;
   uint32_t bias_bs, batch_base;
@@ -34,15 +35,14 @@ struct PushConstants {
 };
 static_assert(sizeof(PushConstants) == 128, "push constants must stay within the 128 bytes every device has");
 
-enum class Shader : uint32_t { portable, coopmat, coopmat_bf16, coopmat2, coopmat2_bf16, block_quantize };
-constexpr int kShaderCount = 6;
+// The epilogue options as gemm_common.glsl's push-constant word: C's og_dtype (7: no C term), D's,
+// the bias mode and dtype, the activation. Run-time values the shaders branch on uniformly, so
+// that they select no pipeline.
+uint32_t epilogue_word(const Problem& p);
 
-// Specialization constants ids 0..count-1 (ids past `count` keep the shader's defaults).
-struct Specialization {
-  static constexpr uint32_t kMax = 22;
-  uint32_t values[kMax] = {};
-  uint32_t count = 0;
-};
+// Specialization ids every GEMM shader shares (gemm_common.glsl: tile, threads, A and B dtypes);
+// each shader's own start after them.
+constexpr uint32_t kCommonSpecIds = 7;
 
 class VulkanPipelines {
  public:
@@ -53,10 +53,18 @@ class VulkanPipelines {
 
   VkDescriptorSetLayout set_layout() const { return set_layout_; }
   VkPipelineLayout layout() const { return layout_; }
-  // The pipeline of `shader` with `spec`, made on first use (thread-safe).
-  Status get(Shader shader, const Specialization& spec, VkPipeline& out);
+  // The bounded set of pipelines made from these modules (thread-safe).
+  PipelineSet& set() { return set_; }
+  const PipelineSet& set() const { return set_; }
+  // The pipeline cache's current size (vkGetPipelineCacheData), and how often it started again
+  // empty to stay within kCacheBudgetBytes.
+  size_t cache_bytes() const;
+  uint64_t cache_resets() const { return cache_resets_; }
+  static constexpr size_t kCacheBudgetBytes = size_t(64) << 20;
 
  private:
+  // PipelineSet's callback: one pipeline of `shader` with `spec`.
+  Status build(Shader shader, const Specialization& spec, VkPipeline& out);
   Status add_modules(const uint32_t* words, size_t bytes, bool bf16, Shader f16_shader, Shader bf16_shader);
   std::string cache_path() const;
   Status create_cache();
@@ -67,8 +75,9 @@ class VulkanPipelines {
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkShaderModule modules_[kShaderCount] = {};
   VkPipelineCache cache_ = VK_NULL_HANDLE;
-  std::mutex mutex_;
-  std::map<std::pair<Shader, std::vector<uint32_t>>, VkPipeline> pipelines_;
+  mutable std::shared_mutex cache_mutex_;  // shared: pipeline creation; exclusive: replacing cache_
+  std::atomic<uint64_t> builds_{0}, cache_resets_{0};
+  PipelineSet set_;
 };
 
 }  // namespace omnigemm::detail::vulkan

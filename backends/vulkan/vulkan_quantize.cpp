@@ -76,11 +76,24 @@ Status VulkanBackend::record_block_pass(uint32_t op, const Operand& plain, const
   if (gy > dev_.max_groups[1]) return error(StatusCode::unsupported, "vulkan: device quantisation needs more workgroups than the device has");
 
   VkPipeline pipeline;
-  Status st = pipelines_.get(Shader::block_quantize, spec, pipeline);
+  PipelineSet::Hold hold;
+  Status st = pipelines_.set().acquire(Shader::block_quantize, spec, stream ? PipelineSet::Use::caller : PipelineSet::Use::submit,
+                                       pipeline, hold);
   if (!st) return st;
   const Vk& vk = dev_.vk;
   std::lock_guard<std::mutex> lock(mutex_);
   const bool capturing = capture_ != VK_NULL_HANDLE && capture_thread_ == std::this_thread::get_id();
+  // The hold ends when what was recorded can no longer run: after our own submission, after the
+  // capture's (time_ms), or at once for a caller's command buffer.
+  struct Release {
+    PipelineSet& set;
+    PipelineSet::Hold& hold;
+    ~Release() { set.release(hold); }
+  } release{pipelines_.set(), hold};
+  if (capturing) {
+    capture_holds_.push_back(hold);
+    hold = {};
+  }
   const DescriptorUse use = stream ? DescriptorUse::caller : capturing ? DescriptorUse::capture : DescriptorUse::own;
   const VkBuffer pb = buffer_of(plain.mem), eb = buffer_of(blocked.mem), sb = buffer_of(s.mem);
   const VkBuffer aux = amax ? amax : pb;

@@ -169,6 +169,46 @@ Status run_host(og_context* ctx, const og_gemm_desc* desc) {
   return r;
 }
 
+// og_gemm_prepare's stand-ins for memory a host application has not allocated yet: memory of the
+// backend's kind (its device memory where it has any), distinct VkBuffer handles or addresses
+// 2^44 bytes apart (so that no two overlap), all 256-byte aligned before the byte offset.
+void fill_placeholder_memory(const Backend& be, og_gemm_desc& d) {
+  og_memory_kind kind = OG_MEMORY_HOST;
+  for (og_memory_kind k : {OG_MEMORY_CUDA, OG_MEMORY_HIP, OG_MEMORY_VULKAN})
+    if (be.memory_kinds() & (1u << k)) kind = k;
+  uint64_t next = 1;
+  auto fill = [&](og_memory& m) {
+    if (enum_int(m.kind) != OG_MEMORY_NONE) return;
+    m.kind = kind;
+    if (kind == OG_MEMORY_VULKAN) m.vk_buffer = next;
+    else m.ptr = reinterpret_cast<void*>(uintptr_t(next) << 44);
+    ++next;
+  };
+  for (og_matrix* x : {&d.a, &d.b}) {
+    fill(x->mem);
+    if (dtype_is_block_scaled(x->dtype) || enum_int(x->scale.mode) != OG_SCALE_MODE_DEFAULT) fill(x->scale.mem);
+  }
+  fill(d.d.mem);
+  if (d.epilogue.beta != 0.0f) fill(d.c.mem);
+  if (enum_int(d.epilogue.bias_mode) != OG_BIAS_NONE) fill(d.epilogue.bias);
+}
+
+// og_gemm_prepare for one descriptor: what og_gemm would choose (never tuned), made ready.
+Status prepare_one(og_context* ctx, const og_gemm_desc& given) {
+  og_gemm_desc desc = given;
+  fill_placeholder_memory(*ctx->backend, desc);
+  Problem p;
+  Status s = validate(desc, p);
+  if (!s) return s;
+  if (!(s = check_backend_support(*ctx->backend, p))) return s;
+  if (p.empty()) return {};
+  Config cfg;
+  KernelFamily* family = nullptr;
+  if (!(s = ctx->tuner->choose(*ctx->backend, p, cfg, nullptr, /*allow_tuning=*/false, &family))) return s;
+  if (!family && !(s = resolve_family(*ctx->backend, p, cfg, family))) return s;
+  return family->prepare(p, cfg);
+}
+
 }  // namespace
 
 extern "C" {
@@ -377,6 +417,17 @@ og_status og_gemm_explain(og_context* ctx, const og_gemm_desc* desc, og_explanat
     if (!s) return s;
     if (!(s = check_backend_support(*ctx->backend, p))) return s;
     return explain(*ctx->backend, *ctx->tuner, p, *out);
+  });
+}
+
+og_status og_gemm_prepare(og_context* ctx, const og_gemm_desc* descs, size_t count) {
+  return guarded([&]() -> Status {
+    if (!ctx) return error(StatusCode::invalid_argument, "null context");
+    if (!descs && count) return error(StatusCode::invalid_argument, "null descriptor array with count " + std::to_string(count));
+    for (size_t i = 0; i < count; ++i)
+      if (Status s = prepare_one(ctx, descs[i]); !s)
+        return error(s.code, "og_gemm_prepare: descriptor " + std::to_string(i) + ": " + s.message);
+    return {};
   });
 }
 

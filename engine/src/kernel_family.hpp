@@ -73,6 +73,12 @@ class KernelFamily {
   // Plans the launch once and enqueues it as planned on `stream` (nullptr: the backend's own
   // queue). A config this family cannot run is refused with can_implement's message.
   virtual Status run(const Problem& p, const Config& c, void* stream) = 0;
+  // Makes now what a later run() of (p, c) would otherwise make on its first call (e.g. a
+  // compiled pipeline) and keeps it; runs nothing. Families with nothing to make only plan.
+  virtual Status prepare(const Problem& p, const Config& c) {
+    PlanSummary unused;
+    return describe(p, c, unused);
+  }
 };
 
 // The usual shape of a family: a typed launch built once by plan() and launched as is.
@@ -92,12 +98,20 @@ class PlannedFamily : public KernelFamily {
     if (!s) return s;
     return launch(l, stream);
   }
+  Status prepare(const Problem& p, const Config& c) final {
+    Launch l{};
+    Status s = plan(p, c, l);
+    if (!s) return s;
+    return warm(l);
+  }
 
  protected:
   // Everything can_implement checks plus the launch itself (grid, shared memory, arguments,
   // workspace); a refusal carries can_implement's message.
   virtual Status plan(const Problem& p, const Config& c, Launch& out) const = 0;
   virtual Status launch(Launch& l, void* stream) = 0;
+  // What prepare() makes for a planned launch (nothing by default).
+  virtual Status warm(Launch&) { return {}; }
   virtual void summarize(const Launch& l, PlanSummary& out) const = 0;
 };
 

@@ -32,10 +32,11 @@ TEST_CASE("vulkan: the device's families, fastest first, and their tables") {
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
   const auto all = be.families();
-  REQUIRE(all.size() == 3);
+  REQUIRE(all.size() == 4);
   CHECK(std::string(all[0]->name()) == "coopmat");
   CHECK(std::string(all[1]->name()) == "coopmat2");
-  CHECK(std::string(all[2]->name()) == "portable");
+  CHECK(std::string(all[2]->name()) == "skinny");
+  CHECK(std::string(all[3]->name()) == "portable");
   // Every device runs portable; the others refuse every config where the device cannot run them.
   std::vector<const detail::KernelFamily*> listed;
   for (const detail::KernelFamily* f : all)
@@ -48,7 +49,7 @@ TEST_CASE("vulkan: the device's families, fastest first, and their tables") {
       for (const detail::Config& c : f->configs()) CHECK_FALSE(f->can_implement(any, c).ok());
   // coopmat2 builds on coopmat: never listed without it.
   if (lists(be, vulkan_family(be, "coopmat2"))) CHECK(lists(be, vulkan_family(be, "coopmat")));
-  if (contains(be.device().name, "llvmpipe")) CHECK(listed.size() == 1);  // lavapipe: no cooperative matrices
+  if (contains(be.device().name, "llvmpipe")) CHECK(listed.size() == 2);  // lavapipe: no cooperative matrices (skinny, portable)
   // Every row names its family, round-trips through its text form, and has no form.
   for (const detail::KernelFamily* f : all) {
     CAPTURE(std::string(f->name()));
@@ -67,7 +68,7 @@ TEST_CASE("vulkan: the device's families, fastest first, and their tables") {
   const detail::Problem p = planning_problem(Dtype::f16, Dtype::f16, 512, 512, 512);
   const double e_coopmat = all[0]->hints(p, all[0]->configs()[0]).efficiency;
   const double e_coopmat2 = all[1]->hints(p, all[1]->configs()[0]).efficiency;
-  const double e_portable = all[2]->hints(p, all[2]->configs()[0]).efficiency;
+  const double e_portable = all[3]->hints(p, all[3]->configs()[0]).efficiency;
   CHECK(e_coopmat > e_coopmat2);
   CHECK(e_coopmat2 > e_portable);
   CHECK(e_portable > 0);
@@ -166,15 +167,18 @@ TEST_CASE("vulkan: describe() and explain plan what the config says") {
       }
       CHECK(f->can_implement(p, c).ok());
       CHECK(s.threads == c.warps * warp);
-      // One workgroup per output tile along x, one per batch along z.
-      CHECK(s.grid[0] == ceil_div(m, c.block_m) * ceil_div(n, c.block_n));
+      // One workgroup per output tile along x (skinny: per BLOCK_N columns, its rows looping
+      // inside), one per batch along z.
+      const bool skinny = std::string(f->name()) == "skinny";
+      CHECK(s.grid[0] == (skinny ? 1 : ceil_div(m, c.block_m)) * ceil_div(n, c.block_n));
       CHECK(s.grid[1] == 1);
       CHECK(s.grid[2] == batch);
       CHECK(s.cluster == 1);
       CHECK(s.workspace_bytes == 0);
       CHECK(s.shared_bytes > 0);
       CHECK(s.shared_bytes <= be.device().limits.max_shared_bytes);
-      CHECK_MESSAGE(contains(s.notes, std::to_string(c.block_m) + "x" + std::to_string(c.block_n)), s.notes);
+      CHECK_MESSAGE(contains(s.notes, skinny ? std::to_string(c.block_n) + " columns" : std::to_string(c.block_m) + "x" + std::to_string(c.block_n)),
+                    s.notes);
       ++described;
     }
     if (lists(be, f)) CHECK(described > 0);  // a family the device cannot run describes nothing

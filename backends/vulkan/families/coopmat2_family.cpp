@@ -113,22 +113,22 @@ CostHints Coopmat2Family::hints(const Problem&, const Config&) const {
 
 Status Coopmat2Family::plan(const Problem& p, const Config& c, VulkanLaunch& out) const {
   if (Status s = can_implement(p, c); !s) return s;
-  plan_common(p, c, out);
+  plan_common(p, c, uint32_t(limits().warp_size), out);
   const int mul = coopmat_mul_type(p);
   const Loads l = loads_of(p);
   out.shader = mul ? Shader::coopmat2_bf16 : Shader::coopmat2;
-  const uint32_t own[6] = {l.a, l.b, l.a_ld8, l.b_ld8, l.d_tensor, uint32_t(mul)};  // ids 12..17
-  std::copy(own, own + 6, out.spec.values + 12);
-  out.spec.count = 18;
+  const uint32_t own[6] = {l.a, l.b, l.a_ld8, l.b_ld8, l.d_tensor, uint32_t(mul)};  // ids 7..12
+  std::copy(own, own + 6, out.spec.values + kCommonSpecIds);
+  out.spec.count = kCommonSpecIds + 6;
   out.shared_bytes = shared_bytes(c, l);
   return {};
 }
 
 void Coopmat2Family::summarize(const VulkanLaunch& l, PlanSummary& out) const {
   summarize_common(l, out);
-  const uint32_t* v = l.spec.values;
-  out.notes += std::string("; one workgroup-scope f32 accumulator per tile, ") + (v[17] ? "bf16" : "f16") + " multiplicands, A " + load_text(v[12]) +
-               ", B " + load_text(v[13]) + ", D " + (v[16] ? "stored as a tensor" : "stored element-wise") +
+  const uint32_t* v = l.spec.values + kCommonSpecIds;  // the family's own ids
+  out.notes += std::string("; one workgroup-scope f32 accumulator per tile, ") + (v[5] ? "bf16" : "f16") + " multiplicands, A " + load_text(v[0]) +
+               ", B " + load_text(v[1]) + ", D " + (v[4] ? "stored as a tensor" : "stored element-wise") +
                " (the driver reserves " + std::to_string(dev().coopmat2.reserved_shared) + " more bytes of shared memory)";
 }
 

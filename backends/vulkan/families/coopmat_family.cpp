@@ -65,7 +65,7 @@ Status CoopmatFamily::can_implement(const Problem& p, const Config& c) const {
                                               " subgroups of " + shape_text(cm) +
                                               " fragments (split_k 1, 1 or 2 stages, tile sides multiples of 8)");
   if (c.waves_per_eu) return error(StatusCode::unsupported, "waves_per_eu is an AMD occupancy hint; Vulkan takes none");
-  const int threads = c.warps * limits().warp_size;
+  const int threads = c.warps * int(d.coopmat.subgroup);
   const int64_t shared = shared_bytes(p, c, cm);
   if (threads > limits().max_threads_per_group || shared > limits().max_shared_bytes)
     return error(StatusCode::unsupported, std::to_string(threads) + " threads / " + std::to_string(shared) +
@@ -84,20 +84,20 @@ CostHints CoopmatFamily::hints(const Problem&, const Config&) const {
 
 Status CoopmatFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out) const {
   if (Status s = can_implement(p, c); !s) return s;
-  plan_common(p, c, out);
+  plan_common(p, c, dev().coopmat.subgroup, out);
   const VulkanDevice& d = dev();
   const int mul = coopmat_mul_type(p);
   const CoopmatShape& cm = d.coopmat.shape[mul];
   out.shader = mul ? Shader::coopmat_bf16 : Shader::coopmat;
-  const uint32_t own[9] = {cm.m, cm.n, cm.k, uint32_t(limits().warp_size), uint32_t(warps_m(c)), uint32_t(c.stages), uint32_t(mul),
-                           uint32_t(a_m_contiguous(p)), uint32_t(b_k_contiguous(p))};  // ids 12..20
-  std::copy(own, own + 9, out.spec.values + 12);
-  out.spec.count = 21;
+  const uint32_t own[9] = {cm.m, cm.n, cm.k, d.coopmat.subgroup, uint32_t(warps_m(c)), uint32_t(c.stages), uint32_t(mul),
+                           uint32_t(a_m_contiguous(p)), uint32_t(b_k_contiguous(p))};  // ids 7..15
+  std::copy(own, own + 9, out.spec.values + kCommonSpecIds);
+  out.spec.count = kCommonSpecIds + 9;
 #ifdef OMNIGEMM_DEVELOPER
-  // id 21, MAINLOOP_PROBE: only a developer build ever sets it (ceiling measurements; results
+  // id 16, MAINLOOP_PROBE: only a developer build ever sets it (ceiling measurements; results
   // WRONG when nonzero). Elsewhere it keeps the shader's default 0 and the probe code folds away.
-  out.spec.values[21] = be_.mainloop_probe();
-  out.spec.count = 22;
+  out.spec.values[kCommonSpecIds + 9] = be_.mainloop_probe();
+  out.spec.count = kCommonSpecIds + 10;
 #endif
   out.shared_bytes = shared_bytes(p, c, cm);
   return {};
@@ -105,13 +105,13 @@ Status CoopmatFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out)
 
 void CoopmatFamily::summarize(const VulkanLaunch& l, PlanSummary& out) const {
   summarize_common(l, out);
-  const uint32_t* v = l.spec.values;
-  const uint32_t subgroups = l.threads / v[15];
-  out.notes += "; " + std::to_string(v[16]) + "x" + std::to_string(subgroups / v[16]) + " subgroups of " +
-               shape_text({v[12], v[13], v[14]}) + " " + (v[18] ? "bf16" : "f16") + " fragments, " + std::to_string(v[17]) +
-               " shared stage(s), A staged " + (v[19] ? "K x M" : "M x K") + ", B staged " + (v[20] ? "N x K" : "K x N");
+  const uint32_t* v = l.spec.values + kCommonSpecIds;  // the family's own ids
+  const uint32_t subgroups = l.threads / v[3];
+  out.notes += "; " + std::to_string(v[4]) + "x" + std::to_string(subgroups / v[4]) + " subgroups of " +
+               shape_text({v[0], v[1], v[2]}) + " " + (v[6] ? "bf16" : "f16") + " fragments, " + std::to_string(v[5]) +
+               " shared stage(s), A staged " + (v[7] ? "K x M" : "M x K") + ", B staged " + (v[8] ? "N x K" : "K x N");
 #ifdef OMNIGEMM_DEVELOPER
-  if (l.spec.count > 21 && v[21]) out.notes += "; MAINLOOP_PROBE " + std::to_string(v[21]) + ": results WRONG by design";
+  if (l.spec.count > kCommonSpecIds + 9 && v[9]) out.notes += "; MAINLOOP_PROBE " + std::to_string(v[9]) + ": results WRONG by design";
 #endif
 }
 

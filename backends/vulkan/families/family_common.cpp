@@ -1,4 +1,4 @@
-// What the Vulkan families share: the common part of every plan (specialization ids 0..11, push
+// What the Vulkan families share: the common part of every plan (specialization ids 0..6, push
 // constants, workgroup counts), its summary, and the launch through the backend.
 #include <algorithm>
 #include <string>
@@ -13,20 +13,22 @@ const DeviceLimits& VulkanFamily::limits() const { return be_.vk_device().info.l
 
 Status VulkanFamily::launch(VulkanLaunch& l, void* stream) { return be_.record(l, stream); }
 
+Status VulkanFamily::warm(VulkanLaunch& l) { return be_.prepare_pipeline(l); }
+
 Status VulkanFamily::no_form(const Config& c) {
   if (c.form.empty()) return {};
   return error(StatusCode::unsupported, "the Vulkan families have no named forms (got \"-" + std::string(c.form.view()) + "\")");
 }
 
-void VulkanFamily::plan_common(const Problem& p, const Config& c, VulkanLaunch& out) const {
+void VulkanFamily::plan_common(const Problem& p, const Config& c, uint32_t subgroup, VulkanLaunch& out) const {
   out.problem = &p;
-  out.threads = uint32_t(c.warps * limits().warp_size);
-  const uint32_t c_type = p.c.present ? uint32_t(p.c.dtype) : 99u;  // 99: no C term
-  const uint32_t common[12] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),
-                               out.threads,         uint32_t(p.a.dtype),  uint32_t(p.b.dtype),  c_type,
-                               uint32_t(p.d.dtype), uint32_t(p.bias_mode), uint32_t(p.bias_dtype), uint32_t(p.activation)};
-  std::copy(common, common + 12, out.spec.values);
-  out.spec.count = 12;
+  out.threads = uint32_t(c.warps) * subgroup;
+  // The pipeline: tile, threads and the input dtypes (what shapes the main loop); the epilogue's
+  // options travel in the push constants.
+  const uint32_t common[kCommonSpecIds] = {uint32_t(c.block_m), uint32_t(c.block_n), uint32_t(c.block_k), uint32_t(c.group_m),
+                                           out.threads,         uint32_t(p.a.dtype), uint32_t(p.b.dtype)};
+  std::copy(common, common + kCommonSpecIds, out.spec.values);
+  out.spec.count = kCommonSpecIds;
 
   const uint32_t tiles_m = uint32_t((p.m + c.block_m - 1) / c.block_m);
   const uint32_t tiles_n = uint32_t((p.n + c.block_n - 1) / c.block_n);
@@ -37,6 +39,7 @@ void VulkanFamily::plan_common(const Problem& p, const Config& c, VulkanLaunch& 
   pc.m = uint32_t(p.m);
   pc.n = uint32_t(p.n);
   pc.k = uint32_t(p.k);
+  pc.epilogue = epilogue_word(p);
   // Strides and offsets in elements (check_problem keeps every index within 32 bits; an fp4
   // element's index is twice its byte's, plus its nibble).
   auto strides = [](const Operand& o, uint32_t& sr, uint32_t& sc, uint32_t& bs, uint32_t& off) {
@@ -78,10 +81,13 @@ void VulkanFamily::summarize_common(const VulkanLaunch& l, PlanSummary& out) con
   out.notes = "one workgroup per " + std::to_string(l.spec.values[0]) + "x" + std::to_string(l.spec.values[1]) +
               " output tile, grouped by " + std::to_string(l.spec.values[3]) + " rows of tiles";
   const uint64_t max_x = dev().max_groups[0], max_z = dev().max_groups[2];
-  const uint64_t pieces = ((l.tiles + max_x - 1) / max_x) * ((l.batch + max_z - 1) / max_z);
+  if (l.tiles > max_x) {
+    out.grid[0] = (long long)max_x;
+    out.grid[1] = (long long)((l.tiles + max_x - 1) / max_x);
+  }
+  const uint64_t pieces = (l.batch + max_z - 1) / max_z;
   if (pieces > 1)
-    out.notes += "; recorded as " + std::to_string(pieces) + " dispatches (at most " + std::to_string(max_x) + " x 1 x " +
-                 std::to_string(max_z) + " workgroups each)";
+    out.notes += "; recorded as " + std::to_string(pieces) + " dispatches (at most " + std::to_string(max_z) + " batches each)";
 }
 
 int coopmat_mul_type(const Problem& p) {

@@ -1,5 +1,6 @@
 // vulkan.portable: gemm_portable.comp on any Vulkan 1.2 device, every input dtype, block-scaled
 // ones dequantised on load.
+#include <algorithm>
 #include <string>
 
 #include "../vulkan_backend.hpp"
@@ -48,14 +49,15 @@ CostHints PortableFamily::hints(const Problem&, const Config&) const {
 
 Status PortableFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out) const {
   if (Status s = can_implement(p, c); !s) return s;
-  plan_common(p, c, out);
-  // Block scales (block_scales.glsl, ids 12..15): mode and layout per operand, 0 when none.
+  plan_common(p, c, uint32_t(limits().warp_size), out);
+  // Block scales (block_scales.glsl, ids 7..10): mode and layout per operand, 0 when none.
   const uint32_t scales[4] = {uint32_t(p.a.scale.mode), uint32_t(p.a.scale.layout), uint32_t(p.b.scale.mode),
                               uint32_t(p.b.scale.layout)};
-  for (int i = 0; i < 4; ++i) out.spec.values[12 + i] = scales[i];
-  out.spec.count = 16;
+  for (uint32_t i = 0; i < 4; ++i) out.spec.values[kCommonSpecIds + i] = scales[i];
+  out.spec.count = kCommonSpecIds + 4;
   out.shader = Shader::portable;
-  out.shared_bytes = int64_t(4) * c.block_k * (c.block_m + c.block_n);  // a_tile + b_tile, f32
+  // The f32 K tiles of A and B, or (if larger) one row of every thread's outputs for the epilogue.
+  out.shared_bytes = int64_t(4) * std::max<int64_t>(int64_t(c.block_k) * (c.block_m + c.block_n), int64_t(out.threads) * kThreadN);
   return {};
 }
 
@@ -64,7 +66,7 @@ void PortableFamily::summarize(const VulkanLaunch& l, PlanSummary& out) const {
   const uint32_t cols = l.spec.values[1] / kThreadN, rows = l.threads / cols;
   out.notes += "; " + std::to_string(rows) + "x" + std::to_string(cols) + " threads of " + std::to_string(l.spec.values[0] / rows) + "x" +
                std::to_string(kThreadN) + " outputs each, f32 FMAs";
-  if (l.spec.values[12] || l.spec.values[14]) out.notes += "; block-scaled operands dequantised on load";
+  if (l.spec.values[kCommonSpecIds] || l.spec.values[kCommonSpecIds + 2]) out.notes += "; block-scaled operands dequantised on load";
 }
 
 }  // namespace omnigemm::detail::vulkan

@@ -1,6 +1,7 @@
 // The Vulkan kernel families, one per GLSL shader: vulkan.portable (gemm_portable.comp),
-// vulkan.coopmat (gemm_coopmat.comp, KHR cooperative matrix) and vulkan.coopmat2
-// (gemm_coopmat2.comp, NV cooperative matrix 2). Each has one config table
+// vulkan.coopmat (gemm_coopmat.comp, KHR cooperative matrix), vulkan.coopmat2
+// (gemm_coopmat2.comp, NV cooperative matrix 2) and vulkan.skinny (gemm_skinny.comp, few rows of
+// A against B). Each has one config table
 // (families/<name>.inc); tile sizes become specialization constants, so every row maps to a
 // pipeline at run time. None has named forms.
 #pragma once
@@ -18,15 +19,21 @@ class VulkanBackend;
 class VulkanFamily : public PlannedFamily<VulkanLaunch> {
  public:
   explicit VulkanFamily(VulkanBackend& be) : be_(be) {}
+  // The launch run() would record (pipeline key, push constants, grid), without recording it:
+  // for tests of the selection on modelled devices.
+  Status plan_launch(const Problem& p, const Config& c, VulkanLaunch& out) const { return plan(p, c, out); }
 
  protected:
   Status launch(VulkanLaunch& l, void* stream) override;
+  // og_gemm_prepare: makes the launch's pipeline and keeps it for the context's life.
+  Status warm(VulkanLaunch& l) override;
   const VulkanDevice& dev() const;
   const DeviceLimits& limits() const;
   // Refuses a config naming a form (no Vulkan family has any).
   static Status no_form(const Config& c);
-  // What every shader shares: specialization ids 0..11, the push constants, the workgroup counts.
-  void plan_common(const Problem& p, const Config& c, VulkanLaunch& out) const;
+  // What every shader shares: specialization ids 0..6, the push constants, the workgroup counts
+  // (c.warps subgroups of `subgroup` invocations per workgroup).
+  void plan_common(const Problem& p, const Config& c, uint32_t subgroup, VulkanLaunch& out) const;
   // Grid, threads and shared memory of `l` (the family adds its notes).
   void summarize_common(const VulkanLaunch& l, PlanSummary& out) const;
 
@@ -63,6 +70,19 @@ class Coopmat2Family final : public VulkanFamily {
  public:
   using VulkanFamily::VulkanFamily;
   const char* name() const override { return "coopmat2"; }
+  std::span<const Config> configs() const override;
+  Status can_implement(const Problem& p, const Config& c) const override;
+  CostHints hints(const Problem& p, const Config& c) const override;
+
+ protected:
+  Status plan(const Problem& p, const Config& c, VulkanLaunch& out) const override;
+  void summarize(const VulkanLaunch& l, PlanSummary& out) const override;
+};
+
+class SkinnyFamily final : public VulkanFamily {
+ public:
+  using VulkanFamily::VulkanFamily;
+  const char* name() const override { return "skinny"; }
   std::span<const Config> configs() const override;
   Status can_implement(const Problem& p, const Config& c) const override;
   CostHints hints(const Problem& p, const Config& c) const override;

@@ -352,6 +352,17 @@ typedef struct og_explanation {
  * explains that nothing runs. */
 OG_API og_status og_gemm_explain(og_context* ctx, const og_gemm_desc* desc, og_explanation* out);
 
+/* ---- Prepare: the work of a first call, done at load time. -------------------------------- */
+/* Makes, for each of the `count` descriptors, what og_gemm / og_gemm_async would otherwise make on
+ * the first call with that problem (on Vulkan, the compute pipeline: a shader compile), so that
+ * those calls compile nothing; what it makes is kept for the context's life. A descriptor is
+ * checked as og_gemm checks it, except that an operand whose memory kind is OG_MEMORY_NONE (not yet
+ * allocated at load time) is taken as memory of the context's backend at its byte offset, aligned
+ * to 256 bytes. The config is the one og_gemm would choose without tuning (explain's answer).
+ * Stops at the first descriptor that fails and returns its status; the message names its index.
+ * Runs nothing; backends with nothing to prepare return OG_OK. */
+OG_API og_status og_gemm_prepare(og_context* ctx, const og_gemm_desc* descs, size_t count);
+
 /* ---- Workspace under the caller's control. ---------------------------------------------- */
 /* The bytes of device workspace og_gemm / og_gemm_async would use for this descriptor with the
  * config it would choose (0: none; the CPU backend never needs any). Passing at least that much

@@ -16,8 +16,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "omnigemm/omnigemm.h"
 
@@ -288,6 +290,14 @@ class Context {
     og_status s = og_gemm_explain(ctx_, &d, &e.raw);
     if (s != OG_OK) return Status::from_c(s);
     return e;
+  }
+  // og_gemm_prepare: makes at load time what the first run of each of these problems would make
+  // (Vulkan: its pipeline), so that those runs compile nothing. Memory may be left unset.
+  Status prepare(std::span<const Gemm> gemms) {
+    std::vector<og_gemm_desc> descs;
+    descs.reserve(gemms.size());
+    for (const Gemm& g : gemms) descs.push_back(g.to_c());
+    return Status::from_c(og_gemm_prepare(ctx_, descs.data(), descs.size()));
   }
   // og_gemm_workspace_size: the device workspace run(g) would use (pass it as g.workspace).
   Result<uint64_t> workspace_size(const Gemm& g) {

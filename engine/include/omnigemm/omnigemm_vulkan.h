@@ -9,7 +9,9 @@
  *     storageBuffer8BitAccess (VkPhysicalDeviceVulkan12Features);
  *   - a queue family with VK_QUEUE_COMPUTE_BIT (the one you pass).
  * og_vulkan_required_device_extensions() lists the device extensions OmniGEMM can use on a
- * physical device (none are required by the portable path).
+ * physical device (none are required by the portable path). Where the device's subgroup size
+ * varies (minSubgroupSize < maxSubgroupSize, e.g. AMD and Intel), the cooperative-matrix path
+ * also needs VK_EXT_subgroup_size_control with its subgroupSizeControl feature enabled.
  *
  * Buffers: operands are VkBuffers created with VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, passed as
  * og_memory { OG_MEMORY_VULKAN, NULL, (uint64_t)buffer, byte_offset }; the offset must be a
@@ -24,8 +26,11 @@
  *     dstAccess = VK_ACCESS_SHADER_READ_BIT (and SHADER_WRITE for D if you wrote it before);
  *   after: before you read D, srcStage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
  *     srcAccess = VK_ACCESS_SHADER_WRITE_BIT, dstStage/dstAccess = your consumer's.
- * The descriptor sets of recorded GEMMs stay allocated until the context is destroyed; destroy
- * the context only after the command buffers that use them have completed.
+ * The descriptor sets of recorded GEMMs stay allocated until the context is destroyed, and so
+ * does every pipeline recorded into your command buffers (those that leave the context's bounded
+ * set of pipelines are kept aside, outside its budget); destroy the context only after the
+ * command buffers that use them have completed. og_gemm_prepare compiles at load time the
+ * pipelines your problems need, so that recording compiles nothing.
  */
 #ifndef OMNIGEMM_VULKAN_H
 #define OMNIGEMM_VULKAN_H

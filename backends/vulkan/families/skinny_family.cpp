@@ -1,0 +1,83 @@
+// vulkan.skinny: gemm_skinny.comp, few rows of A streamed against B (see skinny.inc).
+#include <cmath>
+#include <string>
+
+#include "../vulkan_backend.hpp"
+#include "vulkan_families.hpp"
+
+namespace omnigemm::detail::vulkan {
+
+namespace {
+
+constexpr Config kSkinnyConfigs[] = {
+#define OG_VK_SKINNY(bm, bn, warps) Config{"skinny", bm, bn, 16, 1, 1, warps, 0, 1, {}},
+#include "skinny.inc"
+#undef OG_VK_SKINNY
+};
+
+constexpr int kVec = 4;             // columns per column thread (the shader's VEC)
+constexpr int64_t kSkinnyRows = 32;  // the rows of A up to which the family is offered
+
+}  // namespace
+
+std::span<const Config> SkinnyFamily::configs() const { return kSkinnyConfigs; }
+
+Status SkinnyFamily::can_implement(const Problem& p, const Config& c) const {
+  if (Status s = no_form(c); !s) return s;
+  if (p.a.scale.present() || p.b.scale.present())
+    return error(StatusCode::unsupported, "block-scaled operands run on the portable family, dequantised on load");
+  if (c.split_k != 1 || c.stages != 1)
+    return error(StatusCode::unsupported, "tile " + c.to_string() + ": split_k 1 and 1 stage only (K is split among a workgroup's threads)");
+  if (c.waves_per_eu) return error(StatusCode::unsupported, "waves_per_eu is an AMD occupancy hint; Vulkan takes none");
+  const int threads = c.warps * limits().warp_size, columns = c.block_n / kVec;
+  if (c.block_m < 1 || c.block_m > 32 || c.block_n % kVec || columns < 1 || threads % columns || threads > limits().max_threads_per_group)
+    return error(StatusCode::unsupported, "tile " + c.to_string() + ": BLOCK_M 1..32 and BLOCK_N a multiple of 4 whose BLOCK_N/4 column "
+                                          "threads divide the " + std::to_string(threads) + " threads (at most " +
+                                          std::to_string(limits().max_threads_per_group) + ")");
+  if (int64_t(threads) * kVec * 4 > limits().max_shared_bytes)
+    return error(StatusCode::unsupported, std::to_string(threads * kVec * 4) + " bytes of shared memory exceed the device's " +
+                                              std::to_string(limits().max_shared_bytes));
+  return {};
+}
+
+// Offered for M <= 32 only (a forced config runs any M). Its scalar f32 FMAs reach a small share
+// of the 16-bit tensor rate (like the portable family's), but at these M a GEMM is bound by
+// reading B: this family spreads the columns over N / BLOCK_N workgroups with all of K in flight
+// in each, where the 2-D tile families leave most of the device idle on a long K loop. The tile
+// terms of the cost model price a tile's reuse of its operands from shared memory, which this
+// family does not rely on: the factor takes that term back out. (The 2-D tile families' predictions
+// at few rows miss their latency-bound K loop: on the H100, 16x4096x4096 f16 ran at 0.24 TFLOP/s
+// on coopmat; the choice between them at 17..32 rows awaits this family's measurement there.)
+CostHints SkinnyFamily::hints(const Problem& p, const Config& c) const {
+  CostHints h;
+  h.efficiency = 0.06;
+  if (p.m > kSkinnyRows) {
+    h.factor = 0;
+    h.note = "not offered above 32 rows of A";
+    return h;
+  }
+  const double intensity = double(c.block_m) * c.block_n / double(c.block_m + c.block_n);
+  const double reference = 128.0 * 256.0 / (128.0 + 256.0);
+  h.factor = std::log2(1.0 + reference) / std::log2(1.0 + intensity);
+  h.note = "streams B once; no shared-memory tile reuse to price";
+  return h;
+}
+
+Status SkinnyFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out) const {
+  if (Status s = can_implement(p, c); !s) return s;
+  plan_common(p, c, uint32_t(limits().warp_size), out);
+  out.tiles = uint64_t((p.n + c.block_n - 1) / c.block_n);  // one work item per BLOCK_N columns; rows loop inside
+  out.shader = Shader::skinny;
+  out.shared_bytes = int64_t(out.threads) * kVec * 4;
+  return {};
+}
+
+void SkinnyFamily::summarize(const VulkanLaunch& l, PlanSummary& out) const {
+  summarize_common(l, out);
+  const uint32_t columns = l.spec.values[1] / kVec, along_k = l.threads / columns;
+  out.notes = "one workgroup per " + std::to_string(l.spec.values[1]) + " columns of D (all rows, " + std::to_string(l.spec.values[0]) +
+              " per pass): " + std::to_string(columns) + " column threads of " + std::to_string(kVec) + " columns x " +
+              std::to_string(along_k) + " threads along K, partial sums added in a fixed order";
+}
+
+}  // namespace omnigemm::detail::vulkan

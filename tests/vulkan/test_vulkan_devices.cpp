@@ -1,0 +1,179 @@
+// Other vendors' devices without the GPUs: on each recorded property set (recorded_devices.hpp)
+// the backend's pure selection (vulkan_properties.cpp) gives the expected cooperative-matrix
+// support, fragment shape and subgroup size, and a backend on that modelled device ranks, plans
+// and specializes valid pipelines (threads, shared memory, fragment and subgroup constants) for
+// every config it offers. On a real device, its live property set is printed in the recorded
+// form and checked against the record where one was executed.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+
+#include "context_internal.hpp"
+#include "backend_cases.hpp"
+#include "dispatch.hpp"
+#include "recorded_devices.hpp"
+#include "vulkan_backend.hpp"
+#include "vulkan_family_support.hpp"
+
+using namespace omnigemm;
+using namespace omnigemm::test;
+using detail::vulkan::kCommonSpecIds;
+using detail::vulkan::VulkanFamily;
+using detail::vulkan::VulkanLaunch;
+
+namespace {
+
+bool same(const detail::vulkan::CoopmatShape& a, const detail::vulkan::CoopmatShape& b) {
+  return a.m == b.m && a.n == b.n && a.k == b.k;
+}
+
+// Every candidate the modelled backend offers for `p` plans a launch within the device's limits,
+// with the fragment and subgroup constants its selection chose. Returns the first family.
+std::string check_candidates(detail::vulkan::VulkanBackend& be, const detail::Problem& p) {
+  const auto& dev = be.vk_device();
+  const auto ranked = detail::rank_candidates(be, p);
+  REQUIRE(!ranked.empty());
+  for (const detail::Candidate& c : ranked) {
+    CAPTURE(c.config.to_string());
+    auto* f = dynamic_cast<VulkanFamily*>(c.family);
+    REQUIRE(f != nullptr);
+    VulkanLaunch l;
+    const Status s = f->plan_launch(p, c.config, l);
+    REQUIRE_MESSAGE(s.ok(), s.message);
+    CHECK(l.threads <= dev.props.max_invocations);
+    CHECK(l.shared_bytes <= int64_t(dev.props.max_shared_bytes));
+    CHECK(l.spec.count >= kCommonSpecIds);
+    CHECK(l.spec.values[4] == l.threads);
+    CHECK(l.tiles >= 1);
+    const std::string family = f->name();
+    if (family == "coopmat") {
+      const uint32_t* v = l.spec.values + kCommonSpecIds;
+      const int mul = v[6];
+      CHECK(same({v[0], v[1], v[2]}, dev.coopmat.shape[mul]));
+      CHECK(v[3] == dev.coopmat.subgroup);
+      CHECK(l.threads == uint32_t(c.config.warps) * dev.coopmat.subgroup);
+      CHECK(c.config.block_m % int(v[0]) == 0);
+      CHECK(c.config.block_n % int(v[1]) == 0);
+      CHECK(c.config.block_k % int(v[2]) == 0);
+    } else if (family == "coopmat2") {
+      bool fits = false;
+      for (const auto& fs : dev.coopmat2.shapes)
+        fits |= fs.invocations == l.threads && c.config.block_m % int(fs.m) == 0 && c.config.block_n % int(fs.n) == 0 &&
+                c.config.block_k % int(fs.k) == 0;
+      CHECK(fits);
+      CHECK(l.shared_bytes + int64_t(dev.coopmat2.reserved_shared) <= int64_t(dev.props.max_shared_bytes));
+    } else if (family == "skinny") {
+      CHECK(l.threads == uint32_t(c.config.warps) * dev.props.subgroup_size);
+      CHECK(l.tiles == uint64_t((p.n + c.config.block_n - 1) / c.config.block_n));
+      CHECK(p.m <= 32);  // offered for decode shapes only
+    } else {
+      CHECK(family == "portable");
+      CHECK(l.threads == uint32_t(c.config.warps) * dev.props.subgroup_size);
+    }
+  }
+  return ranked.front().family->name();
+}
+
+// The live property set in recorded_devices.hpp's terms, for the record.
+std::string describe(const detail::vulkan::DeviceProperties& p) {
+  std::ostringstream o;
+  o << p.name << ": vendor 0x" << std::hex << p.vendor_id << std::dec << ", driver id " << p.driver_id << ", Vulkan "
+    << VK_API_VERSION_MAJOR(p.api_version) << "." << VK_API_VERSION_MINOR(p.api_version) << "." << VK_API_VERSION_PATCH(p.api_version)
+    << ", subgroup " << p.subgroup_size << " (" << p.min_subgroup_size << ".." << p.max_subgroup_size
+    << (p.subgroup_size_control ? ", size control" : ", no size control") << "), shared " << p.max_shared_bytes << ", invocations "
+    << p.max_invocations << "\n  coopmat (m n k a b c result scope saturating):";
+  for (const auto& c : p.coopmat)
+    o << " {" << c.m << "," << c.n << "," << c.k << "," << c.a << "," << c.b << "," << c.c << "," << c.result << "," << c.scope << ","
+      << c.saturating << "}";
+  o << "\n  coopmat2: max workgroup " << p.cm2_max_workgroup << ", max dimension " << p.cm2_max_dimension << ", reserved shared "
+    << p.cm2_reserved_shared << ", flexible (m n k a b c result invocations):";
+  for (const auto& f : p.flex)
+    o << " {" << f.m_granularity << "," << f.n_granularity << "," << f.k_granularity << "," << f.a << "," << f.b << "," << f.c << ","
+      << f.result << "," << f.workgroup_invocations << "}";
+  o << "\n  extensions used:";
+  for (const char* e : {"VK_KHR_cooperative_matrix", "VK_KHR_shader_bfloat16", "VK_NV_cooperative_matrix2", "VK_EXT_subgroup_size_control"})
+    if (p.has_extension(e)) o << " " << e;
+  return o.str();
+}
+
+}  // namespace
+
+TEST_CASE("vulkan devices: each recorded device selects valid families, fragments, subgroup sizes and specializations") {
+  const detail::vulkan::BuiltShaders built = detail::vulkan::BuiltShaders::of_this_build();
+  for (const recorded::Recorded& r : recorded::devices()) {
+    CAPTURE(std::string(r.label));
+    detail::vulkan::VulkanBackend be;
+    be.init_modelled(r.props);
+    const auto& dev = be.vk_device();
+    const recorded::Expect& e = r.expect;
+    CHECK(dev.info.name == r.props.name);
+    if (!built.coopmat) {  // a build without cooperative-matrix shaders runs the portable family anywhere
+      CHECK_FALSE(dev.coopmat.ok);
+      CHECK_FALSE(dev.coopmat2.ok);
+    } else {
+      CHECK_MESSAGE(dev.coopmat.ok == e.coopmat, dev.coopmat.why);
+      if (e.coopmat) {
+        CHECK(same(dev.coopmat.shape[0], e.f16_shape));
+        CHECK(dev.coopmat.subgroup == e.subgroup);
+        CHECK(dev.coopmat.require_subgroup == e.require_subgroup);
+        CHECK_MESSAGE(dev.coopmat.bf16 == e.bf16, dev.coopmat.bf16_why);
+      } else {
+        CHECK(!dev.coopmat.why.empty());
+      }
+      if (built.coopmat2) CHECK_MESSAGE(dev.coopmat2.ok == e.coopmat2, dev.coopmat2.why);
+    }
+    const bool coopmat_here = built.coopmat && e.coopmat;
+    const std::string f16_family = check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 4096, 4096, 4096));
+    CHECK(f16_family == (coopmat_here ? e.f16_family : "portable"));
+    // Decode, ragged, column-major B, fp8, bf16 and f32 inputs: every candidate plans validly.
+    CHECK(check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 16, 4096, 4096)) == "skinny");
+    CHECK(check_candidates(be, planning_problem(Dtype::fp8_e4m3, Dtype::fp8_e4m3, 1, 14336, 4096)) == "skinny");
+    check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 300, 257, 72, 3, Layout::col_major));
+    check_candidates(be, planning_problem(Dtype::fp8_e4m3, Dtype::f16, 1000, 1000, 1000));
+    const std::string bf16_family = check_candidates(be, planning_problem(Dtype::bf16, Dtype::bf16, 2048, 2048, 2048));
+    CHECK(bf16_family == (coopmat_here && e.bf16 ? e.f16_family : "portable"));
+    CHECK(check_candidates(be, planning_problem(Dtype::f32, Dtype::f32, 512, 512, 512)) == "portable");
+    // A modelled device runs nothing.
+    const detail::Problem p = planning_problem(Dtype::f32, Dtype::f32, 8, 8, 8);
+    detail::KernelFamily* portable = vulkan_family(be, "portable");
+    REQUIRE(portable != nullptr);
+    CHECK_FALSE(portable->run(p, portable->configs()[0], nullptr).ok());
+    MESSAGE(std::string(r.label) << (r.executed ? " (executed)" : " (modelled)") << ": f16 -> " << f16_family << ", bf16 -> " << bf16_family
+                    << (dev.coopmat.ok ? ", fragments " + std::to_string(dev.coopmat.shape[0].m) + "x" + std::to_string(dev.coopmat.shape[0].n) +
+                                             "x" + std::to_string(dev.coopmat.shape[0].k) + " at subgroup " +
+                                             std::to_string(dev.coopmat.subgroup) + (dev.coopmat.require_subgroup ? " (required)" : "")
+                                       : ", no KHR cooperative matrix: " + dev.coopmat.why));
+  }
+}
+
+TEST_CASE("vulkan devices: this device's property set, checked against its record where one was executed") {
+  auto ctx = backend_context(Backend::vulkan, "live property set");
+  if (!ctx) return;
+  auto* be = dynamic_cast<detail::vulkan::VulkanBackend*>(&detail::context_backend(ctx->c_handle()));
+  REQUIRE(be != nullptr);
+  const auto& live = be->vk_device().props;
+  MESSAGE("live property set: " << describe(live));
+  for (const recorded::Recorded& r : recorded::devices()) {
+    if (!r.executed) continue;
+    const bool match = (live.name.find("llvmpipe") != std::string::npos && r.props.name.find("llvmpipe") != std::string::npos) ||
+                       (live.name.find("H100") != std::string::npos && r.props.name.find("H100") != std::string::npos);
+    if (!match) continue;
+    CAPTURE(std::string(r.label));
+    CHECK(live.vendor_id == r.props.vendor_id);
+    CHECK(live.driver_id == r.props.driver_id);
+    CHECK(live.subgroup_size == r.props.subgroup_size);
+    CHECK(live.min_subgroup_size == r.props.min_subgroup_size);
+    CHECK(live.max_subgroup_size == r.props.max_subgroup_size);
+    CHECK(live.max_shared_bytes == r.props.max_shared_bytes);
+    CHECK(live.type == r.props.type);
+    CHECK(live.has_extension("VK_KHR_cooperative_matrix") == r.props.has_extension("VK_KHR_cooperative_matrix"));
+    const auto& dev = be->vk_device();
+    CHECK(dev.coopmat.ok == (detail::vulkan::BuiltShaders::of_this_build().coopmat && r.expect.coopmat));
+    if (dev.coopmat.ok) {
+      CHECK(same(dev.coopmat.shape[0], r.expect.f16_shape));
+      CHECK(dev.coopmat.subgroup == r.expect.subgroup);
+    }
+  }
+}
