@@ -143,15 +143,18 @@ TEST_CASE("cuda: unaligned skinny problems choose skinny and match float64") {
     c.a = c.b = c.d = Dtype::bf16;
     c.tb = tb;
     run_case(*ctx, c);
-    Gemm g;  // the same shapes through explain: the family chosen
+    Gemm g;  // the same shapes through explain (device memory): the family chosen
     HostMatrix A(m, k, Dtype::bf16, Layout::row_major, 2), B(tb ? n : k, tb ? k : n, Dtype::bf16, Layout::row_major, 1),
         D(m, n, Dtype::bf16, Layout::row_major, 1);
     B.transposed = tb;
-    g.a = A.host_view();
-    g.b = B.host_view();
-    g.d = D.host_view();
+    A.randomize();
+    B.randomize();
+    DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D);
+    g.a = A.view(da.memory());
+    g.b = B.view(db.memory());
+    g.d = D.view(dd.memory());
     auto ex = ctx->explain(g);
-    REQUIRE(ex.ok());
+    REQUIRE_MESSAGE(ex.ok(), ex.status().message);
     CHECK_MESSAGE(ex->family() == "cuda.skinny", ex->report());
   }
 }

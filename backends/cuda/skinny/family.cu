@@ -182,7 +182,7 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
     const bool unit_k = t ? big.stride_col == 1 : big.stride_row == 1;
     const bool unit_cols = t ? big.stride_row == 1 : big.stride_col == 1;
     if (lanes_k && !unit_k) return fail("lanes along K need the large operand contiguous along K");
-    if (!lanes_k && unit_k && !unit_cols) return fail("the large operand is contiguous along K: the k forms load it");
+    if (!lanes_k && unit_k && !unit_cols) return fail("the large operand is contiguous along K: the dot forms load it");
     if (c.split_k > 1 && dev_.info.limits.arch < 90) return fail("split-K needs thread-block clusters (sm_90)");
     if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff)
       return fail("dimensions must be below 2^31");

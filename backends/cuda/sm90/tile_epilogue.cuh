@@ -498,7 +498,7 @@ __device__ __forceinline__ void store_tile_f32_tma(const float (&acc)[WG_M][BLOC
 template <int WG_M, int BLOCK_N>
 __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], const cuda::EpilogueArgs& e, int batch, int m,
                                            int n, int row0, int col0, uint32_t chunks, int consumer, int thread,
-                                           unsigned& sequence, const CUtensorMap* f32_map) {
+                                           unsigned& sequence, const CUtensorMap* f32_map = nullptr) {
   const int warp = thread / 32, lane = thread % 32;
   if constexpr (BLOCK_N % 32 == 0) {
     if (f32_map) {
