@@ -180,8 +180,17 @@ TEST_CASE("cuda sm100 model: on a B200 the engine picks sm100_tcgen05 for K-majo
   ModelledDevice be(100, true);
   for (og_dtype in : {OG_DTYPE_F16, OG_DTYPE_BF16, OG_DTYPE_FP8_E4M3, OG_DTYPE_FP8_E5M2}) {
     CAPTURE(int(in));
-    for (int64_t s : {int64_t(1000), int64_t(4096), int64_t(8192)})
+    for (int64_t s : {int64_t(1008), int64_t(4096), int64_t(8192)})
       CHECK(choice(be, problem(s, s, s, in, OG_DTYPE_BF16)).rfind("sm100_tcgen05:", 0) == 0);
+  }
+  // Rows of 1000 fp8 bytes are no TMA rows: refused, naming the rule; another family runs it.
+  {
+    const Problem odd = problem(1000, 1000, 1000, OG_DTYPE_FP8_E4M3, OG_DTYPE_BF16);
+    KernelFamily& f = be.family("sm100_tcgen05");
+    for (const detail::Config& c : f.configs())
+      if (c.block_k == 128) CHECK(f.can_implement(odd, c).message.find("16 bytes") != std::string::npos);
+    CHECK(choice(be, odd) != "none");
+    CHECK(choice(be, odd).rfind("sm100_tcgen05:", 0) != 0);
   }
   for (og_dtype in : {OG_DTYPE_MXFP8, OG_DTYPE_MXFP4, OG_DTYPE_NVFP4}) {
     CAPTURE(int(in));
