@@ -48,10 +48,13 @@ struct Problem {
   int m = 0, n = 0, k = 0, batch = 1;
   GlobalOperand a, b;
   float alpha = 1.0f;  // times the global factors
+  int d_bytes = 4;     // D: f32, or 16-bit (bf16 when d_bf16)
+  bool d_bf16 = false;
+  bool tma_store = true;  // the plain epilogue through TMA stores, else the general one
 };
 
 // Deliberate faults, each of which the test expects to break the result (the model can fail).
-enum class Fault { none, no_swizzle, sf_id_zero, pair_b_halves_swapped };
+enum class Fault { none, no_swizzle, sf_id_zero, pair_b_halves_swapped, staging_off_period };
 
 struct Cta {
   std::vector<uint8_t> smem;
@@ -91,8 +94,8 @@ class Model {
     clusters_ = clusters;
   }
 
-  // Runs cluster `cluster`'s work items; `store(batch, row, col, acc)` receives each output's
-  // accumulator (rows and columns inside D only, as the TMA store and the bounds checks keep).
+  // Runs cluster `cluster`'s work items; `store(batch, row, col, bytes)` receives each output of D
+  // (see epilogue).
   template <class Store>
   void run_cluster(int cluster, Store&& store) {
     const int num_pid_m = (p_.m + block_m(g_) - 1) / block_m(g_), num_pid_n = (p_.n + g_.block_n - 1) / g_.block_n;
@@ -219,21 +222,60 @@ class Model {
           scaled ? mma_sfa_column(g_, kk) : 0, scaled ? mma_sfb_column(g_, kk) : 0, kt > 0 || kk > 0);
     }
   }
+  // The epilogue warps (tile_store.cuh) with alpha only, D of d_bytes (4: f32, 2: f16 or bf16):
+  // the plain path stages 128 bytes per row with the 128-byte swizzle and a TMA store reads the
+  // 32-row box back (the swizzle as address bits, so the staging must be 1024-byte aligned);
+  // the general path stages 32 f32 columns and lane l finishes column l of every row. `store`
+  // gets D's bytes of each output inside D (the TMA store and the bounds checks drop the rest).
   template <class Store>
   void epilogue(int rank, int d_col, int m0, int n0, int batch, Store& store) {
     Cta& c = ctas_[size_t(rank)];
+    const int db = p_.d_bytes;
+    auto round = [&](float x) -> uint32_t {
+      if (db == 4) return og_float_bits(x);
+      return p_.d_bf16 ? numeric::f32_to_bf16(x) : numeric::f32_to_f16(x);
+    };
     for (int warp = 2; warp < 2 + kEpilogueWarps; ++warp) {
       const int quarter = epilogue_lane_quarter(warp), row0 = d_row0(g_, m0, rank) + 32 * quarter;
-      for (int col = 0; col < g_.block_n; col += 32)
+      const uint32_t staging = kSmemBase + staging_offset(g_) + uint32_t(warp - 2) * kStagingBytesPerWarp +
+                               (fault_ == Fault::staging_off_period ? 512u : 0u);
+      const uint32_t taddr = tmem_addr(32 * quarter, d_col);
+      // tcgen05.ld: warp w reaches only lanes 32 (w % 4)..
+      if (int(taddr >> 16) != 32 * (warp % 4)) throw std::logic_error("tcgen05.ld outside the warp's lane quarter");
+      auto acc = [&](int lane, int column) { return og_bits_float(c.cell(int(taddr >> 16) + lane, int(taddr & 0xffff) + column)); };
+      auto put = [&](uint32_t addr, uint32_t word) { std::memcpy(&c.smem[addr], &word, 4); };
+      const int cols = p_.tma_store ? chunk_columns(db) : 32;
+      for (int col = 0; col < g_.block_n; col += cols) {
         for (int lane = 0; lane < 32; ++lane) {
-          const uint32_t taddr = tmem_addr(32 * quarter, d_col + col);
-          // tcgen05.ld: warp w reaches only lanes 32 (w % 4)..
-          if (int(taddr >> 16) != 32 * (warp % 4)) throw std::logic_error("tcgen05.ld outside the warp's lane quarter");
-          for (int j = 0; j < 32; ++j) {  // tcgen05.ld 32x32b.x32: register j
-            const int gm = row0 + lane, gn = n0 + col + j;
-            if (gm < p_.m && gn < p_.n) store(batch, gm, gn, og_bits_float(c.cell(int(taddr >> 16) + lane, int(taddr & 0xffff) + j)));
+          uint32_t words[32];
+          for (int i = 0; i < 32; ++i) {
+            if (!p_.tma_store) words[i] = og_float_bits(acc(lane, col + i));
+            else if (db == 4) words[i] = round(og_epilogue_sum(p_.alpha, acc(lane, col + i), false, 0.0f, 0.0f, false, 0.0f));
+            else
+              words[i] = round(og_epilogue_sum(p_.alpha, acc(lane, col + 2 * i), false, 0.0f, 0.0f, false, 0.0f)) |
+                         round(og_epilogue_sum(p_.alpha, acc(lane, col + 2 * i + 1), false, 0.0f, 0.0f, false, 0.0f)) << 16;
           }
+          for (int u = 0; u < 8; ++u)
+            for (int w = 0; w < 4; ++w) put(staging + sw128_offset(lane, 16 * u) + 4u * uint32_t(w), words[4 * u + w]);
         }
+        for (int r = 0; r < 32; ++r)
+          for (int j = 0; j < cols; ++j) {
+            const int gm = row0 + r, gn = n0 + col + j;
+            if (gm >= p_.m || gn >= p_.n) continue;
+            uint8_t bytes[4];
+            if (p_.tma_store) {  // the TMA store's read of box element (row r, column j)
+              uint32_t addr = staging + uint32_t(r * 128 + j * db);
+              addr ^= ((addr >> 7) & 7u) << 4;
+              std::memcpy(bytes, &c.smem[addr], size_t(db));
+            } else {  // finish_general_block: lane j reads column j of row r
+              float v;
+              std::memcpy(&v, &c.smem[staging + sw128_offset(r, 4 * j)], 4);
+              const uint32_t bits = round(og_epilogue_sum(p_.alpha, v, false, 0.0f, 0.0f, false, 0.0f));
+              std::memcpy(bytes, &bits, size_t(db));
+            }
+            store(batch, gm, gn, bytes);
+          }
+      }
     }
   }
 

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "blockscaled_check.hpp"
@@ -112,10 +113,13 @@ void check_case(const m::Geometry& g, int M, int N, int K, int batch, Dtype out,
   D.poison();
   const HostMatrix d_before = D;
   // Three persistent clusters (so that each walks several work items with its ring carried over).
+  p.d_bytes = dtype_size(out);
+  p.d_bf16 = out == Dtype::bf16;
+  p.tma_store = (variant / 2) % 2 == 0;
   m::Model model(p, g, 3, fault);
   for (int cluster = 0; cluster < 3; ++cluster)
-    model.run_cluster(cluster, [&](int b, int i, int j, float acc) {
-      D.set(b, i, j, og_epilogue_sum(p.alpha, acc, false, 0.0f, 0.0f, false, 0.0f));
+    model.run_cluster(cluster, [&](int b, int i, int j, const uint8_t* bytes) {
+      std::memcpy(&D.bytes[size_t(D.offset(b, i, j) * p.d_bytes)], bytes, size_t(p.d_bytes));
     });
   const int tiles = (M + m::block_m(g) - 1) / m::block_m(g) * ((N + g.block_n - 1) / g.block_n) * batch;
   CHECK(model.items() == tiles);
@@ -228,4 +232,6 @@ TEST_CASE("sm100 model: faults in the arithmetic are exposed") {
   check_case(geometry(pair, Kind::mxf4nvf4), 256, 256, 256, 1, Dtype::f32, 0, m::Fault::pair_b_halves_swapped);
   const Row single{128, 128, 64, 8, 6, "single"};
   check_case(geometry(single, Kind::f16), 130, 120, 200, 1, Dtype::f32, 0, m::Fault::no_swizzle);
+  // Staging off the 1024-byte swizzle period: the TMA store reads other bytes than were written.
+  check_case(geometry(single, Kind::f16), 130, 120, 200, 1, Dtype::bf16, 0, m::Fault::staging_off_period);
 }
