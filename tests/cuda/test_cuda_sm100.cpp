@@ -216,6 +216,8 @@ TEST_CASE("cuda sm100 model: on a B200 the engine picks sm100_tcgen05 for K-majo
   rm.a.scale.layout = OG_SCALE_ROW_MAJOR;
   for (const detail::Config& cfg : f.configs())
     if (cfg.block_k == 128) CHECK(f.can_implement(rm, cfg).message.find("packed") != std::string::npos);
+  // ... and no other family takes block-scaled inputs (they would ignore the scales).
+  CHECK(choice(be, rm) == "none");
   // Every row is well-formed and names the family.
   for (const detail::Config& cfg : f.configs()) {
     CAPTURE(cfg.to_string());
