@@ -146,9 +146,8 @@ struct Row {
 };
 std::vector<Row> rows() {
   std::vector<Row> r;
-#define OG_CUDA_SM100_TCGEN05(bm, bn, bk, gm, st, form)                                                               \
-  r.push_back({bm, bn, bk,                                                                                             \
-               "sm100_tcgen05:" #bm "x" #bn "x" #bk "-g" #gm "-s" #st "-w6-" #form});
+#define OG_CUDA_SM100_TCGEN05(bm, bn, bk, gm, st, form) \
+  r.push_back({bm, bn, bk, "sm100_tcgen05:" #bm "x" #bn "x" #bk "-g" #gm "-s" #st "-w6-" #form});
 #include "families/sm100_tcgen05.inc"
 #undef OG_CUDA_SM100_TCGEN05
   return r;
@@ -159,10 +158,14 @@ std::vector<Row> rows() {
 TEST_CASE("cuda sm100 model: on an H100 the family refuses by name and the engine's choices do not change") {
   ModelledDevice with(90, true), without(90, false);
   const std::vector<Problem> problems = {
-      problem(512, 512, 512, OG_DTYPE_F16, OG_DTYPE_F16, true),        problem(4096, 4096, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16, true),
-      problem(4096, 4096, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16),        problem(8192, 8192, 8192, OG_DTYPE_FP8_E4M3, OG_DTYPE_F16),
-      problem(16, 4096, 4096, OG_DTYPE_F16, OG_DTYPE_F16, true),       problem(128, 14336, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16, true),
-      problem(3072, 3072, 3072, OG_DTYPE_F16, OG_DTYPE_F16, true),     problem(300, 300, 300, OG_DTYPE_F32, OG_DTYPE_F32),
+      problem(512, 512, 512, OG_DTYPE_F16, OG_DTYPE_F16, true),
+      problem(4096, 4096, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16, true),
+      problem(4096, 4096, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16),
+      problem(8192, 8192, 8192, OG_DTYPE_FP8_E4M3, OG_DTYPE_F16),
+      problem(16, 4096, 4096, OG_DTYPE_F16, OG_DTYPE_F16, true),
+      problem(128, 14336, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16, true),
+      problem(3072, 3072, 3072, OG_DTYPE_F16, OG_DTYPE_F16, true),
+      problem(300, 300, 300, OG_DTYPE_F32, OG_DTYPE_F32),
   };
   KernelFamily& f = with.family("sm100_tcgen05");
   for (const Problem& p : problems) {
@@ -269,7 +272,8 @@ void run_aligned_block_case(Context& ctx, const BlockFormat& f, int64_t M, int64
   const int64_t per16 = fp4 ? 32 : 16, pad = (K + per16 - 1) / per16 * per16 - K + per16;
   const int64_t batch = 2;
   BlockOperand A, B;
-  Status s = make_block_operand(A, Operand::a, f.a, f.a_mode, M, K, Layout::row_major, false, ScaleLayout::packed, pad, batch);
+  Status s =
+      make_block_operand(A, Operand::a, f.a, f.a_mode, M, K, Layout::row_major, false, ScaleLayout::packed, pad, batch);
   REQUIRE_MESSAGE(s.ok(), s.message);
   s = make_block_operand(B, Operand::b, f.b, f.b_mode, N, K, Layout::row_major, true, ScaleLayout::packed, pad, batch);
   REQUIRE_MESSAGE(s.ok(), s.message);

@@ -37,10 +37,10 @@ struct GlobalOperand {
   const uint8_t* bytes = nullptr;
   int64_t row_bytes = 0, batch_bytes = 0;  // strides
   int rows = 0;
-  int format = 0;                          // the instruction descriptor's format code
-  const uint8_t* scales = nullptr;         // packed (block-scaled kinds)
+  int format = 0;                   // the instruction descriptor's format code
+  const uint8_t* scales = nullptr;  // packed (block-scaled kinds)
   int64_t scale_batch_bytes = 0;
-  int scale_rows = 0, scale_cols = 0;      // stored (padded) rows and scale columns
+  int scale_rows = 0, scale_cols = 0;  // stored (padded) rows and scale columns
 };
 
 struct Problem {
@@ -71,8 +71,10 @@ inline double decode_element(Kind k, int format, const uint8_t* row, int index) 
       std::memcpy(&h, row + 2 * index, 2);
       return format == kFormatF16 ? numeric::f16_to_f32(h) : numeric::bf16_to_f32(h);
     }
-    case 8: return format == kFormatE5M2 ? og_bf_e5m2_to_f32(row[index]) : og_bf_e4m3_to_f32(row[index]);
-    default: return og_bf_e2m1_to_f32((row[index / 2] >> (4 * (index % 2))) & 15u);
+    case 8:
+      return format == kFormatE5M2 ? og_bf_e5m2_to_f32(row[index]) : og_bf_e4m3_to_f32(row[index]);
+    default:
+      return og_bf_e2m1_to_f32((row[index / 2] >> (4 * (index % 2))) & 15u);
   }
 }
 
@@ -100,9 +102,10 @@ class Model {
   void run_cluster(int cluster, Store&& store) {
     const int num_pid_m = (p_.m + block_m(g_) - 1) / block_m(g_), num_pid_n = (p_.n + g_.block_n - 1) / g_.block_n;
     const int total = og_work_count(num_pid_m, num_pid_n, 1, p_.batch);
-    const uint32_t idesc = elem_bits(g_.kind) == 16 || g_.kind == Kind::f8f6f4
-                               ? idesc_dense(p_.a.format, p_.b.format, block_m(g_), g_.block_n)
-                               : idesc_block_scaled(p_.a.format, p_.b.format, g_.kind != Kind::mxf4nvf4, block_m(g_), g_.block_n);
+    const uint32_t idesc =
+        elem_bits(g_.kind) == 16 || g_.kind == Kind::f8f6f4
+            ? idesc_dense(p_.a.format, p_.b.format, block_m(g_), g_.block_n)
+            : idesc_block_scaled(p_.a.format, p_.b.format, g_.kind != Kind::mxf4nvf4, block_m(g_), g_.block_n);
     int stage = 0, acc = 0;
     for (int w = og_persistent_first(cluster); w < total; w = og_persistent_next(w, clusters_)) {
       const OgWork item = og_work_item(w, num_pid_m, num_pid_n, 8, 1);
@@ -150,9 +153,10 @@ class Model {
     load_operand(c, kSmemBase + a_offset(g_, stage), p_.a, kt, a_row, 128, batch);
     load_operand(c, kSmemBase + b_offset(g_, stage), p_.b, kt, b_row, b_rows_per_cta(g_), batch);
     if (block_scaled(g_.kind)) {
-      load_scales(c, kSmemBase + sfa_tile_offset(g_, stage, 0), p_.a, sf_tile_coordinate(g_.kind, kt), sf_group_coordinate(a_row), 1, batch);
-      load_scales(c, kSmemBase + sfb_tile_offset(g_, stage, 0, 0), p_.b, sf_tile_coordinate(g_.kind, kt), sf_group_coordinate(n0),
-                  sfb_groups(g_), batch);
+      load_scales(c, kSmemBase + sfa_tile_offset(g_, stage, 0), p_.a, sf_tile_coordinate(g_.kind, kt),
+                  sf_group_coordinate(a_row), 1, batch);
+      load_scales(c, kSmemBase + sfb_tile_offset(g_, stage, 0, 0), p_.b, sf_tile_coordinate(g_.kind, kt),
+                  sf_group_coordinate(n0), sfb_groups(g_), batch);
     }
   }
   // tcgen05.cp 32x128b.warpx4, in every CTA of the group (each from its own shared memory).
@@ -193,10 +197,13 @@ class Model {
         double sum = 0;
         for (int s = 0; s < K / vec; ++s) {
           double part = 0;
-          for (int k = s * vec; k < (s + 1) * vec; ++k) part += decode_element(g_.kind, fa, line.data(), k) * bv[size_t(n) * K + k];
+          for (int k = s * vec; k < (s + 1) * vec; ++k)
+            part += decode_element(g_.kind, fa, line.data(), k) * bv[size_t(n) * K + k];
           if (scaled) {
-            const int ida = fault_ == Fault::sf_id_zero ? 0 : idesc_sfa_id(idesc), idb = fault_ == Fault::sf_id_zero ? 0 : idesc_sfb_id(idesc);
-            part *= scale_value(c, r, sfa + r / 32, ida + s) * scale_value(c, n % 128, sfb + 4 * (n / 128) + (n % 128) / 32, idb + s);
+            const int ida = fault_ == Fault::sf_id_zero ? 0 : idesc_sfa_id(idesc),
+                      idb = fault_ == Fault::sf_id_zero ? 0 : idesc_sfb_id(idesc);
+            part *= scale_value(c, r, sfa + r / 32, ida + s) *
+                    scale_value(c, n % 128, sfb + 4 * (n / 128) + (n % 128) / 32, idb + s);
           }
           sum += part;
         }
@@ -214,7 +221,8 @@ class Model {
         for (int gb = 0; gb < sfb_groups(g_); ++gb)
           copy_scales(sfb_tile_column(g_, t, gb), smem_desc_sf(kSmemBase + sfb_tile_offset(g_, stage, t, gb)));
       }
-    const uint64_t a = smem_desc_sw128(kSmemBase + a_offset(g_, stage)), b = smem_desc_sw128(kSmemBase + b_offset(g_, stage));
+    const uint64_t a = smem_desc_sw128(kSmemBase + a_offset(g_, stage)),
+                   b = smem_desc_sw128(kSmemBase + b_offset(g_, stage));
     const int mmas = mmas_in_stage(g_.kind, p_.k, kt);
     for (int kk = 0; kk < mmas; ++kk) {
       const uint32_t id = scaled ? idesc_with_sf_ids(idesc, mma_sf_id(g_.kind, kk), mma_sf_id(g_.kind, kk)) : idesc;
@@ -242,15 +250,19 @@ class Model {
       const uint32_t taddr = tmem_addr(32 * quarter, d_col);
       // tcgen05.ld: warp w reaches only lanes 32 (w % 4)..
       if (int(taddr >> 16) != 32 * (warp % 4)) throw std::logic_error("tcgen05.ld outside the warp's lane quarter");
-      auto acc = [&](int lane, int column) { return og_bits_float(c.cell(int(taddr >> 16) + lane, int(taddr & 0xffff) + column)); };
+      auto acc = [&](int lane, int column) {
+        return og_bits_float(c.cell(int(taddr >> 16) + lane, int(taddr & 0xffff) + column));
+      };
       auto put = [&](uint32_t addr, uint32_t word) { std::memcpy(&c.smem[addr], &word, 4); };
       const int cols = p_.tma_store ? chunk_columns(db) : 32;
       for (int col = 0; col < g_.block_n; col += cols) {
         for (int lane = 0; lane < 32; ++lane) {
           uint32_t words[32];
           for (int i = 0; i < 32; ++i) {
-            if (!p_.tma_store) words[i] = og_float_bits(acc(lane, col + i));
-            else if (db == 4) words[i] = round(og_epilogue_sum(p_.alpha, acc(lane, col + i), false, 0.0f, 0.0f, false, 0.0f));
+            if (!p_.tma_store)
+              words[i] = og_float_bits(acc(lane, col + i));
+            else if (db == 4)
+              words[i] = round(og_epilogue_sum(p_.alpha, acc(lane, col + i), false, 0.0f, 0.0f, false, 0.0f));
             else
               words[i] = round(og_epilogue_sum(p_.alpha, acc(lane, col + 2 * i), false, 0.0f, 0.0f, false, 0.0f)) |
                          round(og_epilogue_sum(p_.alpha, acc(lane, col + 2 * i + 1), false, 0.0f, 0.0f, false, 0.0f)) << 16;

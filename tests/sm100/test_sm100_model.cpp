@@ -49,7 +49,8 @@ int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(
 
 // One GEMM through the model: random operands of `kind` (K-major: A row-major M x K, B stored
 // N x K), ragged M, N, K, `batch` batches, D in `out`; every element checked.
-void check_case(const m::Geometry& g, int M, int N, int K, int batch, Dtype out, int variant, m::Fault fault = m::Fault::none) {
+void check_case(const m::Geometry& g, int M, int N, int K, int batch, Dtype out, int variant,
+                m::Fault fault = m::Fault::none) {
   CAPTURE(std::string(kind_name(g.kind)));
   CAPTURE(g.block_n);
   CAPTURE(g.cta_group);
@@ -59,10 +60,11 @@ void check_case(const m::Geometry& g, int M, int N, int K, int batch, Dtype out,
   CAPTURE(batch);
   m::Problem p;
   p.kind = g.kind, p.m = M, p.n = N, p.k = K, p.batch = batch;
-  HostMatrix A, B;        // dense operands, or the dequantised block-scaled ones (the reference's)
-  BlockOperand qa, qb;    // block-scaled operands
+  HostMatrix A, B;      // dense operands, or the dequantised block-scaled ones (the reference's)
+  BlockOperand qa, qb;  // block-scaled operands
   if (!m::block_scaled(g.kind)) {
-    const Dtype t = g.kind == Kind::f16 ? (variant % 2 ? Dtype::bf16 : Dtype::f16) : (variant % 2 ? Dtype::fp8_e5m2 : Dtype::fp8_e4m3);
+    const Dtype t =
+        g.kind == Kind::f16 ? (variant % 2 ? Dtype::bf16 : Dtype::f16) : (variant % 2 ? Dtype::fp8_e5m2 : Dtype::fp8_e4m3);
     const Dtype tb = g.kind == Kind::f16 ? t : (variant % 3 ? Dtype::fp8_e4m3 : Dtype::fp8_e5m2);
     // ld padded by 16 bytes, batches with a 64-byte gap: strides TMA accepts.
     const int eb = dtype_size(t);
@@ -72,7 +74,10 @@ void check_case(const m::Geometry& g, int M, int N, int K, int batch, Dtype out,
     A.randomize();
     B.randomize();
     auto fmt = [&](Dtype d) {
-      return d == Dtype::bf16 ? m::kFormatBF16 : d == Dtype::fp8_e5m2 ? m::kFormatE5M2 : d == Dtype::f16 ? m::kFormatF16 : m::kFormatE4M3;
+      return d == Dtype::bf16       ? m::kFormatBF16
+             : d == Dtype::fp8_e5m2 ? m::kFormatE5M2
+             : d == Dtype::f16      ? m::kFormatF16
+                                    : m::kFormatE4M3;
     };
     p.a = {A.bytes.data(), A.ld * eb, A.batch_stride * eb, M, fmt(t)};
     p.b = {B.bytes.data(), B.ld * eb, B.batch_stride * eb, N, fmt(tb)};
@@ -151,7 +156,8 @@ TEST_CASE("sm100 model: descriptor bit fields") {
   // 17, M >> 4 = 8 at bit 24 (PTX ISA, tcgen05 instruction descriptor).
   CHECK(m::idesc_dense(m::kFormatF16, m::kFormatF16, 128, 256) == 0x08400010u);
   // bf16 x bf16 (format 1 at bits 7 and 10), M 256, N 128.
-  CHECK(m::idesc_dense(m::kFormatBF16, m::kFormatBF16, 256, 128) == ((1u << 4) | (1u << 7) | (1u << 10) | (16u << 17) | (16u << 24)));
+  CHECK(m::idesc_dense(m::kFormatBF16, m::kFormatBF16, 256, 128) ==
+        ((1u << 4) | (1u << 7) | (1u << 10) | (16u << 17) | (16u << 24)));
   // mxf4 E8M0 scales (bit 23), e2m1 = 1, scale-factor ids 2 (A, bit 29) and 2 (B, bit 4).
   const uint32_t bs = m::idesc_with_sf_ids(m::idesc_block_scaled(m::kFormatE2M1, m::kFormatE2M1, true, 128, 128), 2, 2);
   CHECK(bs == ((2u << 4) | (1u << 7) | (1u << 10) | (16u << 17) | (1u << 23) | (8u << 24) | (2u << 29)));
@@ -170,7 +176,8 @@ TEST_CASE("sm100 model: descriptor bit fields") {
     CHECK(m::mma_sf_id(Kind::mxf4nvf4, kk) == 0);
   }
   // The packed scale tile a stage loads is block_formats.h's: its first byte is scale (row0, column).
-  CHECK(m::sf_global_offset(Kind::mxf4nvf4, 1000, 256, 1, 2) == og_sf_packed_offset(256, (1 * 4 + 2) * 4, og_sf_padded_cols(63)));
+  CHECK(m::sf_global_offset(Kind::mxf4nvf4, 1000, 256, 1, 2) ==
+        og_sf_packed_offset(256, (1 * 4 + 2) * 4, og_sf_padded_cols(63)));
 }
 
 TEST_CASE("sm100 model: every table row fits a compute capability 10.x SM") {
@@ -182,8 +189,8 @@ TEST_CASE("sm100 model: every table row fits a compute capability 10.x SM") {
       const m::Geometry g = geometry(r, k);
       char name[64];
       std::snprintf(name, sizeof name, "%dx%dx%d-s%d-%s", r.bm, r.bn, r.bk, r.stages, r.form);
-      std::printf("%-22s %-42s %9u %6d %6d %5d\n", name, kind_name(k), m::shared_bytes(g), m::tmem_columns(g), m::acc_stages(g),
-                  m::sf_tiles_per_stage(k));
+      std::printf("%-22s %-42s %9u %6d %6d %5d\n", name, kind_name(k), m::shared_bytes(g), m::tmem_columns(g),
+                  m::acc_stages(g), m::sf_tiles_per_stage(k));
       CAPTURE(name);
       CAPTURE(std::string(kind_name(k)));
       CHECK(m::shared_bytes(g) <= m::kMaxSharedBytes);
@@ -192,7 +199,7 @@ TEST_CASE("sm100 model: every table row fits a compute capability 10.x SM") {
       CHECK(m::staging_offset(g) % 1024 == 0);  // the swizzled staging boxes
       CHECK(m::b_offset(g, 0) % 1024 == 0);     // every operand tile on the swizzle period
       CHECK(m::b_tile_bytes(g) % 1024 == 0);
-      CHECK(m::sf_offset(g, 0) % 128 == 0);     // TMA boxes: 128-byte aligned destinations
+      CHECK(m::sf_offset(g, 0) % 128 == 0);  // TMA boxes: 128-byte aligned destinations
     }
   }
 }

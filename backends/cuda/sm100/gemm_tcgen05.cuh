@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(empty(s), 1);  // the MMA warp's commit (multicast to both CTAs of a pair)
     }
     for (int a = 0; a < acc_buffers; ++a) {
-      mbar_init(tmem_full(a), 1);                           // the MMA warp's commit
+      mbar_init(tmem_full(a), 1);                            // the MMA warp's commit
       mbar_init(tmem_empty(a), kEpilogueWarps * CTA_GROUP);  // every epilogue warp of the pair
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -81,8 +81,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t tmem_cols = uint32_t(tmem_columns(g));
   if (warp == 1) tmem_alloc<CTA_GROUP>(tmem_slot, tmem_cols);
   tcgen05_before_sync();
-  if constexpr (CTA_GROUP > 1) cluster_sync();  // the peer's barriers exist before any load or commit reaches them
-  else __syncthreads();
+  if constexpr (CTA_GROUP > 1)
+    cluster_sync();  // the peer's barriers exist before any load or commit reaches them
+  else
+    __syncthreads();
   tcgen05_after_sync();
   uint32_t tmem_base;
   asm volatile("ld.shared.u32 %0, [%1];" : "=r"(tmem_base) : "r"(tmem_slot) : "memory");
@@ -130,7 +132,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             // The stage's scale tiles into tensor memory; tcgen05 operations of one thread run in
             // order, so the previous stage's MMAs have read the columns these overwrite.
             for (int t = 0; t < sf_tiles_in_stage(KIND, p.k, kt); ++t) {
-              copy_scales<CTA_GROUP>(tmem_base + uint32_t(sfa_tile_column(g, t)), smem_desc_sf(base + sfa_tile_offset(g, stage, t)));
+              copy_scales<CTA_GROUP>(tmem_base + uint32_t(sfa_tile_column(g, t)),
+                                     smem_desc_sf(base + sfa_tile_offset(g, stage, t)));
               for (int gb = 0; gb < sfb_groups(g); ++gb)
                 copy_scales<CTA_GROUP>(tmem_base + uint32_t(sfb_tile_column(g, t, gb)),
                                        smem_desc_sf(base + sfb_tile_offset(g, stage, t, gb)));
@@ -193,8 +196,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // Teardown: every tensor-memory access of both CTAs is done before the allocating warp frees it.
   tcgen05_before_sync();
-  if constexpr (CTA_GROUP > 1) cluster_sync();
-  else __syncthreads();
+  if constexpr (CTA_GROUP > 1)
+    cluster_sync();
+  else
+    __syncthreads();
   if (warp == 1) {
     tcgen05_after_sync();
     tmem_dealloc<CTA_GROUP>(tmem_base, tmem_cols);

@@ -65,11 +65,11 @@ cudaError_t launch_tile(const Launch& l) {
 // The rows whose BLOCK_K is 128 bytes of KIND's elements.
 template <Kind KIND>
 cudaError_t launch_kind(const Launch& l) {
-#define OG_CUDA_SM100_TCGEN05(BM_, BN_, BK_, GM_, ST_, FORM_)                                  \
-  if constexpr (BK_ == block_k(KIND)) {                                                        \
-    constexpr int kGroup = parse_cta_group(#FORM_);                                            \
+#define OG_CUDA_SM100_TCGEN05(BM_, BN_, BK_, GM_, ST_, FORM_)                                               \
+  if constexpr (BK_ == block_k(KIND)) {                                                                     \
+    constexpr int kGroup = parse_cta_group(#FORM_);                                                         \
     static_assert(kGroup > 0 && BM_ == 128 * kGroup, "families/sm100_tcgen05.inc: a row without a kernel"); \
-    if (l.block_n == BN_ && l.cta_group == kGroup) return launch_tile<KIND, BN_, kGroup>(l);     \
+    if (l.block_n == BN_ && l.cta_group == kGroup) return launch_tile<KIND, BN_, kGroup>(l);                \
   }
 #include "../families/sm100_tcgen05.inc"
 #undef OG_CUDA_SM100_TCGEN05

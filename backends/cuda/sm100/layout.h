@@ -133,9 +133,7 @@ OG_SM100_FN int sfb_groups(const Geometry& g) { return g.block_n < 128 ? 1 : g.b
 // epilogue of one tile overlaps the MMAs of the next), then A's and B's scale tiles of a stage.
 OG_SM100_FN int sfa_columns(const Geometry& g) { return 4 * sf_tiles_per_stage(g.kind); }
 OG_SM100_FN int sfb_columns(const Geometry& g) { return 4 * sf_tiles_per_stage(g.kind) * sfb_groups(g); }
-OG_SM100_FN int acc_stages(const Geometry& g) {
-  return 2 * g.block_n + sfa_columns(g) + sfb_columns(g) <= 512 ? 2 : 1;
-}
+OG_SM100_FN int acc_stages(const Geometry& g) { return 2 * g.block_n + sfa_columns(g) + sfb_columns(g) <= 512 ? 2 : 1; }
 OG_SM100_FN int acc_column(const Geometry& g, int acc_stage) { return acc_stage * g.block_n; }
 OG_SM100_FN int sfa_column0(const Geometry& g) { return acc_stages(g) * g.block_n; }
 OG_SM100_FN int sfb_column0(const Geometry& g) { return sfa_column0(g) + sfa_columns(g); }
@@ -165,11 +163,14 @@ OG_SM100_FN uint32_t b_offset(const Geometry& g, int stage) {
   return uint32_t(g.stages) * a_tile_bytes(g) + uint32_t(stage) * b_tile_bytes(g);
 }
 OG_SM100_FN uint32_t sf_offset(const Geometry& g, int stage) {
-  return uint32_t(g.stages) * (a_tile_bytes(g) + b_tile_bytes(g)) + uint32_t(stage) * (sfa_stage_bytes(g) + sfb_stage_bytes(g));
+  return uint32_t(g.stages) * (a_tile_bytes(g) + b_tile_bytes(g)) +
+         uint32_t(stage) * (sfa_stage_bytes(g) + sfb_stage_bytes(g));
 }
 // Scale tile t of A, and tile t of B's group gb, in a stage: each group's tiles are one bulk copy
 // (consecutive in the packed layout), so B's are stored group by group.
-OG_SM100_FN uint32_t sfa_tile_offset(const Geometry& g, int stage, int t) { return sf_offset(g, stage) + 512u * uint32_t(t); }
+OG_SM100_FN uint32_t sfa_tile_offset(const Geometry& g, int stage, int t) {
+  return sf_offset(g, stage) + 512u * uint32_t(t);
+}
 OG_SM100_FN uint32_t sfb_tile_offset(const Geometry& g, int stage, int t, int gb) {
   return sf_offset(g, stage) + sfa_stage_bytes(g) + 512u * uint32_t(gb * sf_tiles_per_stage(g.kind) + t);
 }
