@@ -199,14 +199,14 @@ TEST_CASE("cuda sm100 model: on a B200 the engine picks sm100_tcgen05 for K-majo
     CAPTURE(int(in));
     CHECK(choice(be, scaled_problem(4096, 4096, 4096, in)).rfind("sm100_tcgen05:", 0) == 0);
   }
-  // The Hopper families refuse a 10.x device; a row-major (MN-major) B is not the tcgen05
-  // kernel's either, and the reason is named.
+  // A row-major (N-major) B: the 16-bit kinds take it (the descriptor's major bit), fp8 does not
+  // and says so; the Hopper families refuse a 10.x device, so sm80_mma runs that one.
   KernelFamily& f = be.family("sm100_tcgen05");
-  const Problem mn = problem(4096, 4096, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16, true);
-  const Status s = f.can_implement(mn, f.configs()[0]);
-  CHECK(s.code == StatusCode::unsupported);
-  CHECK(s.message.find("K-major") != std::string::npos);
-  CHECK(choice(be, mn).rfind("sm80_mma:", 0) == 0);
+  CHECK(choice(be, problem(4096, 4096, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16, true)).rfind("sm100_tcgen05:", 0) == 0);
+  const Problem mn8 = problem(4096, 4096, 4096, OG_DTYPE_FP8_E4M3, OG_DTYPE_BF16, true);
+  for (const detail::Config& cfg : f.configs())
+    if (cfg.block_k == 128) CHECK(f.can_implement(mn8, cfg).message.find("K-major B") != std::string::npos);
+  CHECK(choice(be, mn8).rfind("sm80_mma:", 0) == 0);
   // A config of the wrong width, an unknown form, row-major scales: refused with the rule.
   Problem bf = problem(1024, 1024, 1024, OG_DTYPE_BF16, OG_DTYPE_BF16);
   detail::Config c = f.configs()[0];
@@ -245,7 +245,7 @@ TEST_CASE("cuda sm100: the tcgen05 kernel, forced, on every row and dense kind, 
         Case c{r.bm * 2 + 37 - 50 * variant, n, 3 * r.bk + 8 * (variant + 1), 1 + variant % 2};
         c.a = a, c.b = b;
         c.d = variant == 0 ? Dtype::bf16 : variant == 1 ? Dtype::f32 : Dtype::f16;
-        c.tb = true;  // B stored N x K: K-major
+        c.tb = !(r.bk == 64 && variant == 1);  // B stored N x K (K-major), or K x N (N-major, 16-bit)
         c.tma_aligned = c.d_aligned = true;
         if (variant == 2) {
           c.epi.beta = 0.5f;

@@ -38,6 +38,7 @@ struct GlobalOperand {
   int64_t row_bytes = 0, batch_bytes = 0;  // strides
   int rows = 0;
   int format = 0;                   // the instruction descriptor's format code
+  bool mn_major = false;            // B N-contiguous: rows are K, `rows` is still N
   const uint8_t* scales = nullptr;  // packed (block-scaled kinds)
   int64_t scale_batch_bytes = 0;
   int scale_rows = 0, scale_cols = 0;  // stored (padded) rows and scale columns
@@ -106,6 +107,7 @@ class Model {
         elem_bits(g_.kind) == 16 || g_.kind == Kind::f8f6f4
             ? idesc_dense(p_.a.format, p_.b.format, block_m(g_), g_.block_n)
             : idesc_block_scaled(p_.a.format, p_.b.format, g_.kind != Kind::mxf4nvf4, block_m(g_), g_.block_n);
+    const uint32_t id = g_.b_mn ? idesc_b_mn_major(idesc) : idesc;
     int stage = 0, acc = 0;
     for (int w = og_persistent_first(cluster); w < total; w = og_persistent_next(w, clusters_)) {
       const OgWork item = og_work_item(w, num_pid_m, num_pid_n, 8, 1);
@@ -113,7 +115,7 @@ class Model {
       const int d_col = acc_column(g_, acc);
       for (int kt = 0; kt < k_tiles(g_.kind, p_.k); ++kt) {
         for (int rank = 0; rank < g_.cta_group; ++rank) produce(rank, stage, kt, m0, n0, item.batch);
-        consume(stage, kt, d_col, idesc);
+        consume(stage, kt, d_col, id);
         if (++stage == g_.stages) stage = 0;
       }
       for (int rank = 0; rank < g_.cta_group; ++rank) epilogue(rank, d_col, m0, n0, item.batch, store);
@@ -134,6 +136,15 @@ class Model {
         const uint8_t v = gr < o.rows && gk < k_bytes ? o.bytes[batch * o.batch_bytes + gr * o.row_bytes + gk] : 0;
         c.smem[dst + sw128_offset(r, kb)] = v;
       }
+  }  // TMA: an MN-major B box {64 columns, 64 K rows} at (n0, k_coordinate, batch), 128-byte swizzle.
+  void load_mn_box(Cta& c, uint32_t dst, int kt, int n0, int batch) {
+    const GlobalOperand& o = p_.b;
+    for (int r = 0; r < block_k(g_.kind); ++r)
+      for (int nb = 0; nb < 128; ++nb) {
+        const int64_t k = int64_t(k_coordinate(g_.kind, kt)) + r, n = n0 + nb / 2;
+        const uint8_t v = k < p_.k && n < o.rows ? o.bytes[batch * o.batch_bytes + k * o.row_bytes + n * 2 + nb % 2] : 0;
+        c.smem[dst + sw128_offset(r, nb)] = v;
+      }
   }
   // TMA: the scale box {128 words, T tiles, groups, 1} at (0, tile, group, batch), no swizzle.
   void load_scales(Cta& c, uint32_t dst, const GlobalOperand& o, int tile, int group, int groups, int batch) {
@@ -151,7 +162,11 @@ class Model {
     Cta& c = ctas_[size_t(rank)];
     const int a_row = a_row0(g_, m0, rank), b_row = b_row0(g_, n0, rank);
     load_operand(c, kSmemBase + a_offset(g_, stage), p_.a, kt, a_row, 128, batch);
-    load_operand(c, kSmemBase + b_offset(g_, stage), p_.b, kt, b_row, b_rows_per_cta(g_), batch);
+    if (g_.b_mn)
+      for (int j = 0; j < b_mn_boxes(g_); ++j)
+        load_mn_box(c, kSmemBase + b_box_offset(g_, stage, j), kt, b_row + kMnBoxColumns * j, batch);
+    else
+      load_operand(c, kSmemBase + b_offset(g_, stage), p_.b, kt, b_row, b_rows_per_cta(g_), batch);
     if (block_scaled(g_.kind)) {
       load_scales(c, kSmemBase + sfa_tile_offset(g_, stage, 0), p_.a, sf_tile_coordinate(g_.kind, kt),
                   sf_group_coordinate(a_row), 1, batch);
@@ -185,7 +200,17 @@ class Model {
       if (fault_ == Fault::pair_b_halves_swapped && g_.cta_group == 2) owner ^= 1;
       Cta& c = ctas_[size_t(owner)];
       std::vector<uint8_t> line(32);
-      for (int kb = 0; kb < 32; ++kb) line[size_t(kb)] = c.smem[descriptor_address(b, row, kb, fault_)];
+      if (idesc_b_is_mn_major(idesc)) {  // element k of column `row`: K row k of its 64-column box
+        for (int k = 0; k < K; ++k)
+          for (int byte = 0; byte < 2; ++byte) {
+            uint32_t addr = desc_start(b) + uint32_t(row / 64) * desc_leading(b) + uint32_t(k / 8) * desc_stride(b) +
+                            uint32_t(k % 8) * 128u + uint32_t(row % 64) * 2u + uint32_t(byte);
+            if (fault_ != Fault::no_swizzle) addr ^= ((addr >> 7) & 7u) << 4;
+            line[size_t(2 * k + byte)] = c.smem[addr];
+          }
+      } else {
+        for (int kb = 0; kb < 32; ++kb) line[size_t(kb)] = c.smem[descriptor_address(b, row, kb, fault_)];
+      }
       for (int k = 0; k < K; ++k) bv[size_t(n) * K + k] = decode_element(g_.kind, fb, line.data(), k);
     }
     for (int i = 0; i < M; ++i) {
@@ -222,11 +247,11 @@ class Model {
           copy_scales(sfb_tile_column(g_, t, gb), smem_desc_sf(kSmemBase + sfb_tile_offset(g_, stage, t, gb)));
       }
     const uint64_t a = smem_desc_sw128(kSmemBase + a_offset(g_, stage)),
-                   b = smem_desc_sw128(kSmemBase + b_offset(g_, stage));
+                   b = b_stage_desc(g_, kSmemBase + b_offset(g_, stage));
     const int mmas = mmas_in_stage(g_.kind, p_.k, kt);
     for (int kk = 0; kk < mmas; ++kk) {
       const uint32_t id = scaled ? idesc_with_sf_ids(idesc, mma_sf_id(g_.kind, kk), mma_sf_id(g_.kind, kk)) : idesc;
-      mma(uint32_t(d_col), desc_advance(a, kMmaBytesK * kk), desc_advance(b, kMmaBytesK * kk), id,
+      mma(uint32_t(d_col), desc_advance(a, kMmaBytesK * kk), desc_advance(b, b_mma_advance_bytes(g_) * kk), id,
           scaled ? mma_sfa_column(g_, kk) : 0, scaled ? mma_sfb_column(g_, kk) : 0, kt > 0 || kk > 0);
     }
   }

@@ -69,8 +69,12 @@ void check_case(const m::Geometry& g, int M, int N, int K, int batch, Dtype out,
     // ld padded by 16 bytes, batches with a 64-byte gap: strides TMA accepts.
     const int eb = dtype_size(t);
     A = HostMatrix(M, K, t, Layout::row_major, 16 / eb, batch, 64 / eb);
-    B = HostMatrix(N, K, tb, Layout::row_major, 16 / eb, batch, 64 / eb);
-    B.transposed = true;
+    if (g.b_mn) {  // B row-major K x N: N-major
+      B = HostMatrix(K, N, tb, Layout::row_major, 16 / eb, batch, 64 / eb);
+    } else {  // B stored N x K: K-major
+      B = HostMatrix(N, K, tb, Layout::row_major, 16 / eb, batch, 64 / eb);
+      B.transposed = true;
+    }
     A.randomize();
     B.randomize();
     auto fmt = [&](Dtype d) {
@@ -81,6 +85,7 @@ void check_case(const m::Geometry& g, int M, int N, int K, int batch, Dtype out,
     };
     p.a = {A.bytes.data(), A.ld * eb, A.batch_stride * eb, M, fmt(t)};
     p.b = {B.bytes.data(), B.ld * eb, B.batch_stride * eb, N, fmt(tb)};
+    p.b.mn_major = g.b_mn;
   } else {
     const Dtype t = g.kind == Kind::mxf8f6f4 ? (variant % 2 ? Dtype::mxfp8_e5m2 : Dtype::mxfp8)
                     : g.kind == Kind::mxf4   ? Dtype::mxfp4
@@ -208,7 +213,8 @@ TEST_CASE("sm100 model: every row and kind on random ragged shapes, against the 
   int variant = 0;
   for (const Row& r : kRows)
     for (Kind k : kinds_of(r.bk)) {
-      const m::Geometry g = geometry(r, k);
+      m::Geometry g = geometry(r, k);
+      g.b_mn = k == Kind::f16 && variant % 2 == 1;  // B N-major (16-bit only), every other row
       const bool fp4 = m::elem_bits(k) == 4;
       // M across a 2-SM pair's halves and the tile edge, N across B's halves, K with a partial
       // last stage (and a partial last MMA), one or two batches.
@@ -229,6 +235,11 @@ TEST_CASE("sm100 model: edges (one row, one column, K below one MMA, exact tiles
       check_case(g, 1, 1, kmin, 1, Dtype::f32, 0);
       check_case(g, r.bm, r.bn, r.bk, 1, Dtype::f32, 1);
       check_case(g, r.bm + 1, r.bn - 1, m::mma_k(k) + kmin, 1, Dtype::f32, 2);
+      if (k == Kind::f16) {
+        m::Geometry mn = g;
+        mn.b_mn = true;
+        check_case(mn, r.bm + 1, r.bn - 1, 2 * r.bk + 3, 2, Dtype::bf16, 3);
+      }
     }
 }
 
@@ -239,6 +250,9 @@ TEST_CASE("sm100 model: faults in the arithmetic are exposed") {
   check_case(geometry(pair, Kind::mxf4nvf4), 256, 256, 256, 1, Dtype::f32, 0, m::Fault::pair_b_halves_swapped);
   const Row single{128, 128, 64, 8, 6, "single"};
   check_case(geometry(single, Kind::f16), 130, 120, 200, 1, Dtype::f32, 0, m::Fault::no_swizzle);
+  m::Geometry mn = geometry(single, Kind::f16);
+  mn.b_mn = true;
+  check_case(mn, 130, 120, 200, 1, Dtype::f32, 0, m::Fault::no_swizzle);
   // Staging off the 1024-byte swizzle period: the TMA store reads other bytes than were written.
   check_case(geometry(single, Kind::f16), 130, 120, 200, 1, Dtype::bf16, 0, m::Fault::staging_off_period);
 }

@@ -89,7 +89,7 @@ class Sm100Family final : public PlannedFamily<Sm100Launch> {
 
   void summarize(const Sm100Launch& pl, PlanSummary& out) const override {
     const sm100::Launch& l = pl.l;
-    const sm100::Geometry g{l.kind, l.block_n, l.cta_group, l.stages};
+    const sm100::Geometry g{l.kind, l.block_n, l.cta_group, l.stages, l.b_mn_major};
     const long long tiles =
         (long long)((l.m + sm100::block_m(g) - 1) / sm100::block_m(g)) * ((l.n + l.block_n - 1) / l.block_n) * l.batch;
     out.grid[0] = l.cta_group * std::min<long long>(tiles, l.max_clusters);
@@ -143,7 +143,15 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
     return fail("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " " +
                 (group == 2 ? "pair" : "single") + " tile with " + std::to_string(c.block_k) +
                 "-element K steps (the rows of families/sm100_tcgen05.inc)");
-  const sm100::Geometry g{kind, c.block_n, group, c.stages};
+  // Operand layouts: A K-major (row-major, unit stride along K); B K-major (unit stride along K)
+  // or, for 16-bit inputs, N-major (row-major K x N: the descriptor's major bit).
+  const bool sixteen = sm100::elem_bits(kind) == 16;
+  const bool b_mn = p.b.stride_row != 1 && p.b.stride_col == 1;
+  if (p.a.stride_col != 1) return fail("needs a K-major A (a unit stride along K)");
+  if (p.b.stride_row != 1 && !(b_mn && sixteen))
+    return fail(sixteen ? "needs B with a unit stride along K or N"
+                        : "needs a K-major B (a unit stride along K) for 8- and 4-bit inputs");
+  const sm100::Geometry g{kind, c.block_n, group, c.stages, b_mn};
   const size_t smem = sm100::shared_bytes(g);
   if (smem > size_t(dev_.info.limits.max_shared_bytes))
     return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
@@ -152,9 +160,6 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
     return fail("dimensions must be below 2^31");
   const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
   if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
-  // K-major operands: A row-major (unit stride along K), B column-major (B^T row-major).
-  if (p.a.stride_col != 1 || p.b.stride_row != 1)
-    return fail("needs K-major operands (A with a unit stride along K, B with a unit stride along K)");
   const bool fp4 = sm100::elem_bits(kind) == 4;
   if (fp4 && p.k % 2) return fail("fp4 operands need an even K");
   // Bytes of an element count along K (fp4: two per byte) and the 16-byte rules of TMA.
@@ -169,7 +174,7 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
     return {};
   };
   if (Status s = aligned(p.a, p.a.stride_row, "A"); !s) return s;
-  if (Status s = aligned(p.b, p.b.stride_col, "B"); !s) return s;
+  if (Status s = aligned(p.b, b_mn ? p.b.stride_row : p.b.stride_col, "B"); !s) return s;
   if (scaled) {
     for (const Operand* o : {&p.a, &p.b}) {
       const char* name = o == &p.a ? "A" : "B";
@@ -195,11 +200,12 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
   const bool nv = kind == Kind::mxf4nvf4;
   l.idesc = scaled ? sm100::idesc_block_scaled(fa, fb, !nv, 128 * group, c.block_n)
                    : sm100::idesc_dense(fa, fb, 128 * group, c.block_n);
+  l.b_mn_major = b_mn;
+  if (b_mn) l.idesc = sm100::idesc_b_mn_major(l.idesc);
   if (scaled) l.ep.alpha = p.alpha * p.a.scale.global * p.b.scale.global;  // nvfp4's per-tensor factors (1 for mx)
 
   // A and B: {K, rows, batch} in elements (16-bit) or bytes (fp8, fp4), boxes of 128 bytes of K
   // by 128 rows of A / BLOCK_N / group rows of B, 128-byte swizzle; zeros beyond the edges.
-  const bool sixteen = sm100::elem_bits(kind) == 16;
   const CUtensorMapDataType et = !sixteen                    ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                  : p.a.dtype == OG_DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                              : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
@@ -212,9 +218,16 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
     const cuuint32_t box[3] = {cuuint32_t(128 / eb), cuuint32_t(box_rows), 1};
     return encode(map, et, 3, base_of(o.mem), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B, &why);
   };
-  if (!operand_map(l.map_a, p.a, p.m, p.a.stride_row, 128) ||
-      !operand_map(l.map_b, p.b, p.n, p.b.stride_col, sm100::b_rows_per_cta(g)))
-    return fail(why);
+  if (!operand_map(l.map_a, p.a, p.m, p.a.stride_row, 128)) return fail(why);
+  if (!b_mn) {
+    if (!operand_map(l.map_b, p.b, p.n, p.b.stride_col, sm100::b_rows_per_cta(g))) return fail(why);
+  } else {  // {N, K, batch}, boxes of 64 columns x the stage's 64 K rows
+    const cuuint64_t dims[3] = {cuuint64_t(p.n), cuuint64_t(p.k), cuuint64_t(p.batch)};
+    const cuuint64_t row_bytes = cuuint64_t(p.b.stride_row) * 2;
+    const cuuint64_t strides[2] = {row_bytes, p.batch > 1 ? cuuint64_t(p.b.batch_stride) * 2 : row_bytes * dims[1]};
+    const cuuint32_t box[3] = {cuuint32_t(sm100::kMnBoxColumns), cuuint32_t(sm100::block_k(kind)), 1};
+    if (!encode(l.map_b, et, 3, base_of(p.b.mem), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B, &why)) return fail(why);
+  }
   l.map_sfa = l.map_a;  // unused by dense kinds
   l.map_sfb = l.map_b;
   if (scaled) {
