@@ -58,8 +58,8 @@ Status CudaDevice::init(int device_index) {
   lim.arch = prop.major * 10 + prop.minor;
   // Dense peak rates (the cost model's units) from the SM count and the clock: f32 FLOPs per SM
   // and clock 128 on sm_80, 256 from sm_86 (twice the FP32 lanes); 16-bit tensor-core FLOPs 2048
-  // on sm_80, 1024 on sm_86-89, 4096 on sm_90, 8192 from sm_100; fp8 twice the 16-bit rate where the tensor cores
-  // have it (sm_89, sm_90 and newer), else converted to 16-bit.
+  // on sm_80, 1024 on sm_86-89, 4096 on sm_90, 8192 from sm_100; fp8 twice the 16-bit rate where
+  // the tensor cores have it (sm_89, sm_90 and newer), else converted to 16-bit.
   int clock_khz = 0;
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, index);
   int mem_khz = 0, bus_bits = 0;

@@ -37,7 +37,8 @@ class SimtFamily final : public PlannedFamily<SimtLaunch> {
     if (!config_fits(single_stage, dev_.info.limits, 4, &why)) return error(StatusCode::unsupported, why);
     const int threads = c.warps * 32, cols = c.block_n / 4;
     const char* bad = nullptr;
-    if (!c.form.empty()) bad = "the family has no forms";
+    if (p.a.scale.present() || p.b.scale.present()) bad = "block-scaled inputs run on sm100_tcgen05 (compute capability 10.x)";
+    else if (!c.form.empty()) bad = "the family has no forms";
     else if (c.block_n % 4 || cols == 0 || threads % cols) bad = "threads must be a multiple of BLOCK_N / 4";
     else if (c.block_m % (threads / cols)) bad = "BLOCK_M must be a multiple of the thread rows";
     else if (int tm = c.block_m / (threads / cols); tm != 8 && tm != 16 && tm != 32) bad = "each thread must own 8, 16 or 32 rows";

@@ -40,8 +40,8 @@ EOF
 kind_mma=("kind::f16" "kind::f8f6f4" "kind::mxf8f6f4.block_scale.scale_vec::1X" "kind::mxf4.block_scale.scale_vec::2X"
           "kind::mxf4nvf4.block_scale.scale_vec::4X")
 kernels=0
-printf '%-8s %-44s %-4s %-5s %5s %6s %8s %8s %5s %5s %4s %4s %4s\n' file mma pair N regs stack spill_st spill_ld smem_K tmem \
-  mma cp ld
+printf '%-8s %-44s %-4s %-5s %-2s %5s %6s %8s %8s %5s %5s %4s %4s %4s\n' file mma pair N B regs stack spill_st spill_ld smem_K \
+  tmem mma cp ld
 for t in 16bit 8bit 4bit; do
   ptx="$work/sm100_$t.ptx"
   "$nvcc" "${flags[@]}" -arch=compute_100a -ptx "$src/backends/cuda/sm100/instances_$t.cu" -o "$ptx"
@@ -57,8 +57,9 @@ for t in 16bit 8bit 4bit; do
     name=$(basename "$f" .ptx)
     [[ "$name" =~ gemm_tcgen05ILNS1_4KindE([0-9])ELi([0-9]+)ELi([12])E ]] || continue
     kind=${BASH_REMATCH[1]}; bn=${BASH_REMATCH[2]}; group=${BASH_REMATCH[3]}
+    major=K; [[ "$name" == *ELi${group}ELb1E* ]] && major=N
     kernels=$((kernels + 1))
-    label="$t kind=$kind N=$bn cta_group=$group"
+    label="$t kind=$kind N=$bn cta_group=$group B=$major-major"
     need() {  # <fixed string> <what>
       grep -qF -- "$1" "$f" || fail "$label: no '$1' ($2)"
     }
@@ -96,12 +97,12 @@ for t in 16bit 8bit 4bit; do
     geo=$(awk -v k="$kind" -v n="$bn" -v g="$group" '$1 == k && $2 == n && $3 == g {print $5, $6}' "$work/geometry.txt")
     smem=${geo% *}; tmem=${geo#* }
     [ -n "$geo" ] && [ "$smem" -le 232448 ] && [ "$tmem" -le 512 ] || fail "$label: shared memory ${smem:-?} B, tensor memory ${tmem:-?} columns"
-    printf '%-8s %-44s %-4s %-5s %5s %6s %8s %8s %5s %5s %4s %4s %4s\n' "$t" "${kind_mma[$kind]}" "$([ "$group" = 2 ] && echo yes || echo no)" \
-      "$bn" "$regs" "${stack:-?}" "$st" "$ld" "$((smem / 1024))" "$tmem" "$(grep -c "tcgen05.mma" "$f")" \
+    printf '%-8s %-44s %-4s %-5s %-2s %5s %6s %8s %8s %5s %5s %4s %4s %4s\n' "$t" "${kind_mma[$kind]}" \
+      "$([ "$group" = 2 ] && echo yes || echo no)" "$bn" "$major" "$regs" "${stack:-?}" "$st" "$ld" "$((smem / 1024))" "$tmem" "$(grep -c "tcgen05.mma" "$f")" \
       "$(grep -c "tcgen05.cp" "$f" || true)" "$(grep -c "tcgen05.ld" "$f")"
   done
 done
-[ "$kernels" -eq 20 ] || fail "$kernels kernels of the family found (expected 20: 4 rows x 5 kinds)"
+[ "$kernels" -eq 24 ] || fail "$kernels kernels of the family found (expected 24: 4 rows x 5 kinds, and kind::f16 with an N-major B)"
 
 # SASS, where a cuobjdump for sm_100a exists: UTC*MMA (tcgen05.mma), UTCCP, LDTM (tcgen05.ld)...
 cuobjdump=$(command -v "$bin/cuobjdump" || command -v cuobjdump || true)

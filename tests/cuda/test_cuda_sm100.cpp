@@ -146,9 +146,8 @@ struct Row {
 };
 std::vector<Row> rows() {
   std::vector<Row> r;
-#define OG_CUDA_SM100_TCGEN05(bm, bn, bk, gm, st, form)                                                               \
-  r.push_back({bm, bn, bk,                                                                                             \
-               "sm100_tcgen05:" #bm "x" #bn "x" #bk "-g" #gm "-s" #st "-w6-" #form});
+#define OG_CUDA_SM100_TCGEN05(bm, bn, bk, gm, st, form) \
+  r.push_back({bm, bn, bk, "sm100_tcgen05:" #bm "x" #bn "x" #bk "-g" #gm "-s" #st "-w6-" #form});
 #include "families/sm100_tcgen05.inc"
 #undef OG_CUDA_SM100_TCGEN05
   return r;
@@ -159,10 +158,14 @@ std::vector<Row> rows() {
 TEST_CASE("cuda sm100 model: on an H100 the family refuses by name and the engine's choices do not change") {
   ModelledDevice with(90, true), without(90, false);
   const std::vector<Problem> problems = {
-      problem(512, 512, 512, OG_DTYPE_F16, OG_DTYPE_F16, true),        problem(4096, 4096, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16, true),
-      problem(4096, 4096, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16),        problem(8192, 8192, 8192, OG_DTYPE_FP8_E4M3, OG_DTYPE_F16),
-      problem(16, 4096, 4096, OG_DTYPE_F16, OG_DTYPE_F16, true),       problem(128, 14336, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16, true),
-      problem(3072, 3072, 3072, OG_DTYPE_F16, OG_DTYPE_F16, true),     problem(300, 300, 300, OG_DTYPE_F32, OG_DTYPE_F32),
+      problem(512, 512, 512, OG_DTYPE_F16, OG_DTYPE_F16, true),
+      problem(4096, 4096, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16, true),
+      problem(4096, 4096, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16),
+      problem(8192, 8192, 8192, OG_DTYPE_FP8_E4M3, OG_DTYPE_F16),
+      problem(16, 4096, 4096, OG_DTYPE_F16, OG_DTYPE_F16, true),
+      problem(128, 14336, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16, true),
+      problem(3072, 3072, 3072, OG_DTYPE_F16, OG_DTYPE_F16, true),
+      problem(300, 300, 300, OG_DTYPE_F32, OG_DTYPE_F32),
   };
   KernelFamily& f = with.family("sm100_tcgen05");
   for (const Problem& p : problems) {
@@ -180,21 +183,30 @@ TEST_CASE("cuda sm100 model: on a B200 the engine picks sm100_tcgen05 for K-majo
   ModelledDevice be(100, true);
   for (og_dtype in : {OG_DTYPE_F16, OG_DTYPE_BF16, OG_DTYPE_FP8_E4M3, OG_DTYPE_FP8_E5M2}) {
     CAPTURE(int(in));
-    for (int64_t s : {int64_t(1000), int64_t(4096), int64_t(8192)})
+    for (int64_t s : {int64_t(1008), int64_t(4096), int64_t(8192)})
       CHECK(choice(be, problem(s, s, s, in, OG_DTYPE_BF16)).rfind("sm100_tcgen05:", 0) == 0);
+  }
+  // Rows of 1000 fp8 bytes are no TMA rows: refused, naming the rule; another family runs it.
+  {
+    const Problem odd = problem(1000, 1000, 1000, OG_DTYPE_FP8_E4M3, OG_DTYPE_BF16);
+    KernelFamily& f = be.family("sm100_tcgen05");
+    for (const detail::Config& c : f.configs())
+      if (c.block_k == 128) CHECK(f.can_implement(odd, c).message.find("16 bytes") != std::string::npos);
+    CHECK(choice(be, odd) != "none");
+    CHECK(choice(be, odd).rfind("sm100_tcgen05:", 0) != 0);
   }
   for (og_dtype in : {OG_DTYPE_MXFP8, OG_DTYPE_MXFP4, OG_DTYPE_NVFP4}) {
     CAPTURE(int(in));
     CHECK(choice(be, scaled_problem(4096, 4096, 4096, in)).rfind("sm100_tcgen05:", 0) == 0);
   }
-  // The Hopper families refuse a 10.x device; a row-major (MN-major) B is not the tcgen05
-  // kernel's either, and the reason is named.
+  // A row-major (N-major) B: the 16-bit kinds take it (the descriptor's major bit), fp8 does not
+  // and says so; the Hopper families refuse a 10.x device, so sm80_mma runs that one.
   KernelFamily& f = be.family("sm100_tcgen05");
-  const Problem mn = problem(4096, 4096, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16, true);
-  const Status s = f.can_implement(mn, f.configs()[0]);
-  CHECK(s.code == StatusCode::unsupported);
-  CHECK(s.message.find("K-major") != std::string::npos);
-  CHECK(choice(be, mn).rfind("sm80_mma:", 0) == 0);
+  CHECK(choice(be, problem(4096, 4096, 4096, OG_DTYPE_BF16, OG_DTYPE_BF16, true)).rfind("sm100_tcgen05:", 0) == 0);
+  const Problem mn8 = problem(4096, 4096, 4096, OG_DTYPE_FP8_E4M3, OG_DTYPE_BF16, true);
+  for (const detail::Config& cfg : f.configs())
+    if (cfg.block_k == 128) CHECK(f.can_implement(mn8, cfg).message.find("K-major B") != std::string::npos);
+  CHECK(choice(be, mn8).rfind("sm80_mma:", 0) == 0);
   // A config of the wrong width, an unknown form, row-major scales: refused with the rule.
   Problem bf = problem(1024, 1024, 1024, OG_DTYPE_BF16, OG_DTYPE_BF16);
   detail::Config c = f.configs()[0];
@@ -207,6 +219,8 @@ TEST_CASE("cuda sm100 model: on a B200 the engine picks sm100_tcgen05 for K-majo
   rm.a.scale.layout = OG_SCALE_ROW_MAJOR;
   for (const detail::Config& cfg : f.configs())
     if (cfg.block_k == 128) CHECK(f.can_implement(rm, cfg).message.find("packed") != std::string::npos);
+  // ... and no other family takes block-scaled inputs (they would ignore the scales).
+  CHECK(choice(be, rm) == "none");
   // Every row is well-formed and names the family.
   for (const detail::Config& cfg : f.configs()) {
     CAPTURE(cfg.to_string());
@@ -231,7 +245,7 @@ TEST_CASE("cuda sm100: the tcgen05 kernel, forced, on every row and dense kind, 
         Case c{r.bm * 2 + 37 - 50 * variant, n, 3 * r.bk + 8 * (variant + 1), 1 + variant % 2};
         c.a = a, c.b = b;
         c.d = variant == 0 ? Dtype::bf16 : variant == 1 ? Dtype::f32 : Dtype::f16;
-        c.tb = true;  // B stored N x K: K-major
+        c.tb = !(r.bk == 64 && variant == 1);  // B stored N x K (K-major), or K x N (N-major, 16-bit)
         c.tma_aligned = c.d_aligned = true;
         if (variant == 2) {
           c.epi.beta = 0.5f;
@@ -258,7 +272,8 @@ void run_aligned_block_case(Context& ctx, const BlockFormat& f, int64_t M, int64
   const int64_t per16 = fp4 ? 32 : 16, pad = (K + per16 - 1) / per16 * per16 - K + per16;
   const int64_t batch = 2;
   BlockOperand A, B;
-  Status s = make_block_operand(A, Operand::a, f.a, f.a_mode, M, K, Layout::row_major, false, ScaleLayout::packed, pad, batch);
+  Status s =
+      make_block_operand(A, Operand::a, f.a, f.a_mode, M, K, Layout::row_major, false, ScaleLayout::packed, pad, batch);
   REQUIRE_MESSAGE(s.ok(), s.message);
   s = make_block_operand(B, Operand::b, f.b, f.b_mode, N, K, Layout::row_major, true, ScaleLayout::packed, pad, batch);
   REQUIRE_MESSAGE(s.ok(), s.message);

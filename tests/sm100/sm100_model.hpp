@@ -37,10 +37,11 @@ struct GlobalOperand {
   const uint8_t* bytes = nullptr;
   int64_t row_bytes = 0, batch_bytes = 0;  // strides
   int rows = 0;
-  int format = 0;                          // the instruction descriptor's format code
-  const uint8_t* scales = nullptr;         // packed (block-scaled kinds)
+  int format = 0;                   // the instruction descriptor's format code
+  bool mn_major = false;            // B N-contiguous: rows are K, `rows` is still N
+  const uint8_t* scales = nullptr;  // packed (block-scaled kinds)
   int64_t scale_batch_bytes = 0;
-  int scale_rows = 0, scale_cols = 0;      // stored (padded) rows and scale columns
+  int scale_rows = 0, scale_cols = 0;  // stored (padded) rows and scale columns
 };
 
 struct Problem {
@@ -48,10 +49,13 @@ struct Problem {
   int m = 0, n = 0, k = 0, batch = 1;
   GlobalOperand a, b;
   float alpha = 1.0f;  // times the global factors
+  int d_bytes = 4;     // D: f32, or 16-bit (bf16 when d_bf16)
+  bool d_bf16 = false;
+  bool tma_store = true;  // the plain epilogue through TMA stores, else the general one
 };
 
 // Deliberate faults, each of which the test expects to break the result (the model can fail).
-enum class Fault { none, no_swizzle, sf_id_zero, pair_b_halves_swapped };
+enum class Fault { none, no_swizzle, sf_id_zero, pair_b_halves_swapped, staging_off_period };
 
 struct Cta {
   std::vector<uint8_t> smem;
@@ -68,8 +72,10 @@ inline double decode_element(Kind k, int format, const uint8_t* row, int index) 
       std::memcpy(&h, row + 2 * index, 2);
       return format == kFormatF16 ? numeric::f16_to_f32(h) : numeric::bf16_to_f32(h);
     }
-    case 8: return format == kFormatE5M2 ? og_bf_e5m2_to_f32(row[index]) : og_bf_e4m3_to_f32(row[index]);
-    default: return og_bf_e2m1_to_f32((row[index / 2] >> (4 * (index % 2))) & 15u);
+    case 8:
+      return format == kFormatE5M2 ? og_bf_e5m2_to_f32(row[index]) : og_bf_e4m3_to_f32(row[index]);
+    default:
+      return og_bf_e2m1_to_f32((row[index / 2] >> (4 * (index % 2))) & 15u);
   }
 }
 
@@ -91,15 +97,17 @@ class Model {
     clusters_ = clusters;
   }
 
-  // Runs cluster `cluster`'s work items; `store(batch, row, col, acc)` receives each output's
-  // accumulator (rows and columns inside D only, as the TMA store and the bounds checks keep).
+  // Runs cluster `cluster`'s work items; `store(batch, row, col, bytes)` receives each output of D
+  // (see epilogue).
   template <class Store>
   void run_cluster(int cluster, Store&& store) {
     const int num_pid_m = (p_.m + block_m(g_) - 1) / block_m(g_), num_pid_n = (p_.n + g_.block_n - 1) / g_.block_n;
     const int total = og_work_count(num_pid_m, num_pid_n, 1, p_.batch);
-    const uint32_t idesc = elem_bits(g_.kind) == 16 || g_.kind == Kind::f8f6f4
-                               ? idesc_dense(p_.a.format, p_.b.format, block_m(g_), g_.block_n)
-                               : idesc_block_scaled(p_.a.format, p_.b.format, g_.kind != Kind::mxf4nvf4, block_m(g_), g_.block_n);
+    const uint32_t idesc =
+        elem_bits(g_.kind) == 16 || g_.kind == Kind::f8f6f4
+            ? idesc_dense(p_.a.format, p_.b.format, block_m(g_), g_.block_n)
+            : idesc_block_scaled(p_.a.format, p_.b.format, g_.kind != Kind::mxf4nvf4, block_m(g_), g_.block_n);
+    const uint32_t id = g_.b_mn ? idesc_b_mn_major(idesc) : idesc;
     int stage = 0, acc = 0;
     for (int w = og_persistent_first(cluster); w < total; w = og_persistent_next(w, clusters_)) {
       const OgWork item = og_work_item(w, num_pid_m, num_pid_n, 8, 1);
@@ -107,7 +115,7 @@ class Model {
       const int d_col = acc_column(g_, acc);
       for (int kt = 0; kt < k_tiles(g_.kind, p_.k); ++kt) {
         for (int rank = 0; rank < g_.cta_group; ++rank) produce(rank, stage, kt, m0, n0, item.batch);
-        consume(stage, kt, d_col, idesc);
+        consume(stage, kt, d_col, id);
         if (++stage == g_.stages) stage = 0;
       }
       for (int rank = 0; rank < g_.cta_group; ++rank) epilogue(rank, d_col, m0, n0, item.batch, store);
@@ -128,6 +136,15 @@ class Model {
         const uint8_t v = gr < o.rows && gk < k_bytes ? o.bytes[batch * o.batch_bytes + gr * o.row_bytes + gk] : 0;
         c.smem[dst + sw128_offset(r, kb)] = v;
       }
+  }  // TMA: an MN-major B box {64 columns, 64 K rows} at (n0, k_coordinate, batch), 128-byte swizzle.
+  void load_mn_box(Cta& c, uint32_t dst, int kt, int n0, int batch) {
+    const GlobalOperand& o = p_.b;
+    for (int r = 0; r < block_k(g_.kind); ++r)
+      for (int nb = 0; nb < 128; ++nb) {
+        const int64_t k = int64_t(k_coordinate(g_.kind, kt)) + r, n = n0 + nb / 2;
+        const uint8_t v = k < p_.k && n < o.rows ? o.bytes[batch * o.batch_bytes + k * o.row_bytes + n * 2 + nb % 2] : 0;
+        c.smem[dst + sw128_offset(r, nb)] = v;
+      }
   }
   // TMA: the scale box {128 words, T tiles, groups, 1} at (0, tile, group, batch), no swizzle.
   void load_scales(Cta& c, uint32_t dst, const GlobalOperand& o, int tile, int group, int groups, int batch) {
@@ -145,11 +162,16 @@ class Model {
     Cta& c = ctas_[size_t(rank)];
     const int a_row = a_row0(g_, m0, rank), b_row = b_row0(g_, n0, rank);
     load_operand(c, kSmemBase + a_offset(g_, stage), p_.a, kt, a_row, 128, batch);
-    load_operand(c, kSmemBase + b_offset(g_, stage), p_.b, kt, b_row, b_rows_per_cta(g_), batch);
+    if (g_.b_mn)
+      for (int j = 0; j < b_mn_boxes(g_); ++j)
+        load_mn_box(c, kSmemBase + b_box_offset(g_, stage, j), kt, b_row + kMnBoxColumns * j, batch);
+    else
+      load_operand(c, kSmemBase + b_offset(g_, stage), p_.b, kt, b_row, b_rows_per_cta(g_), batch);
     if (block_scaled(g_.kind)) {
-      load_scales(c, kSmemBase + sfa_tile_offset(g_, stage, 0), p_.a, sf_tile_coordinate(g_.kind, kt), sf_group_coordinate(a_row), 1, batch);
-      load_scales(c, kSmemBase + sfb_tile_offset(g_, stage, 0, 0), p_.b, sf_tile_coordinate(g_.kind, kt), sf_group_coordinate(n0),
-                  sfb_groups(g_), batch);
+      load_scales(c, kSmemBase + sfa_tile_offset(g_, stage, 0), p_.a, sf_tile_coordinate(g_.kind, kt),
+                  sf_group_coordinate(a_row), 1, batch);
+      load_scales(c, kSmemBase + sfb_tile_offset(g_, stage, 0, 0), p_.b, sf_tile_coordinate(g_.kind, kt),
+                  sf_group_coordinate(n0), sfb_groups(g_), batch);
     }
   }
   // tcgen05.cp 32x128b.warpx4, in every CTA of the group (each from its own shared memory).
@@ -178,7 +200,17 @@ class Model {
       if (fault_ == Fault::pair_b_halves_swapped && g_.cta_group == 2) owner ^= 1;
       Cta& c = ctas_[size_t(owner)];
       std::vector<uint8_t> line(32);
-      for (int kb = 0; kb < 32; ++kb) line[size_t(kb)] = c.smem[descriptor_address(b, row, kb, fault_)];
+      if (idesc_b_is_mn_major(idesc)) {  // element k of column `row`: K row k of its 64-column box
+        for (int k = 0; k < K; ++k)
+          for (int byte = 0; byte < 2; ++byte) {
+            uint32_t addr = desc_start(b) + uint32_t(row / 64) * desc_leading(b) + uint32_t(k / 8) * desc_stride(b) +
+                            uint32_t(k % 8) * 128u + uint32_t(row % 64) * 2u + uint32_t(byte);
+            if (fault_ != Fault::no_swizzle) addr ^= ((addr >> 7) & 7u) << 4;
+            line[size_t(2 * k + byte)] = c.smem[addr];
+          }
+      } else {
+        for (int kb = 0; kb < 32; ++kb) line[size_t(kb)] = c.smem[descriptor_address(b, row, kb, fault_)];
+      }
       for (int k = 0; k < K; ++k) bv[size_t(n) * K + k] = decode_element(g_.kind, fb, line.data(), k);
     }
     for (int i = 0; i < M; ++i) {
@@ -190,10 +222,13 @@ class Model {
         double sum = 0;
         for (int s = 0; s < K / vec; ++s) {
           double part = 0;
-          for (int k = s * vec; k < (s + 1) * vec; ++k) part += decode_element(g_.kind, fa, line.data(), k) * bv[size_t(n) * K + k];
+          for (int k = s * vec; k < (s + 1) * vec; ++k)
+            part += decode_element(g_.kind, fa, line.data(), k) * bv[size_t(n) * K + k];
           if (scaled) {
-            const int ida = fault_ == Fault::sf_id_zero ? 0 : idesc_sfa_id(idesc), idb = fault_ == Fault::sf_id_zero ? 0 : idesc_sfb_id(idesc);
-            part *= scale_value(c, r, sfa + r / 32, ida + s) * scale_value(c, n % 128, sfb + 4 * (n / 128) + (n % 128) / 32, idb + s);
+            const int ida = fault_ == Fault::sf_id_zero ? 0 : idesc_sfa_id(idesc),
+                      idb = fault_ == Fault::sf_id_zero ? 0 : idesc_sfb_id(idesc);
+            part *= scale_value(c, r, sfa + r / 32, ida + s) *
+                    scale_value(c, n % 128, sfb + 4 * (n / 128) + (n % 128) / 32, idb + s);
           }
           sum += part;
         }
@@ -211,29 +246,73 @@ class Model {
         for (int gb = 0; gb < sfb_groups(g_); ++gb)
           copy_scales(sfb_tile_column(g_, t, gb), smem_desc_sf(kSmemBase + sfb_tile_offset(g_, stage, t, gb)));
       }
-    const uint64_t a = smem_desc_sw128(kSmemBase + a_offset(g_, stage)), b = smem_desc_sw128(kSmemBase + b_offset(g_, stage));
+    const uint64_t a = smem_desc_sw128(kSmemBase + a_offset(g_, stage)),
+                   b = b_stage_desc(g_, kSmemBase + b_offset(g_, stage));
     const int mmas = mmas_in_stage(g_.kind, p_.k, kt);
     for (int kk = 0; kk < mmas; ++kk) {
       const uint32_t id = scaled ? idesc_with_sf_ids(idesc, mma_sf_id(g_.kind, kk), mma_sf_id(g_.kind, kk)) : idesc;
-      mma(uint32_t(d_col), desc_advance(a, kMmaBytesK * kk), desc_advance(b, kMmaBytesK * kk), id,
+      mma(uint32_t(d_col), desc_advance(a, kMmaBytesK * kk), desc_advance(b, b_mma_advance_bytes(g_) * kk), id,
           scaled ? mma_sfa_column(g_, kk) : 0, scaled ? mma_sfb_column(g_, kk) : 0, kt > 0 || kk > 0);
     }
   }
+  // The epilogue warps (tile_store.cuh) with alpha only, D of d_bytes (4: f32, 2: f16 or bf16):
+  // the plain path stages 128 bytes per row with the 128-byte swizzle and a TMA store reads the
+  // 32-row box back (the swizzle as address bits, so the staging must be 1024-byte aligned);
+  // the general path stages 32 f32 columns and lane l finishes column l of every row. `store`
+  // gets D's bytes of each output inside D (the TMA store and the bounds checks drop the rest).
   template <class Store>
   void epilogue(int rank, int d_col, int m0, int n0, int batch, Store& store) {
     Cta& c = ctas_[size_t(rank)];
+    const int db = p_.d_bytes;
+    auto round = [&](float x) -> uint32_t {
+      if (db == 4) return og_float_bits(x);
+      return p_.d_bf16 ? numeric::f32_to_bf16(x) : numeric::f32_to_f16(x);
+    };
     for (int warp = 2; warp < 2 + kEpilogueWarps; ++warp) {
       const int quarter = epilogue_lane_quarter(warp), row0 = d_row0(g_, m0, rank) + 32 * quarter;
-      for (int col = 0; col < g_.block_n; col += 32)
+      const uint32_t staging = kSmemBase + staging_offset(g_) + uint32_t(warp - 2) * kStagingBytesPerWarp +
+                               (fault_ == Fault::staging_off_period ? 512u : 0u);
+      const uint32_t taddr = tmem_addr(32 * quarter, d_col);
+      // tcgen05.ld: warp w reaches only lanes 32 (w % 4)..
+      if (int(taddr >> 16) != 32 * (warp % 4)) throw std::logic_error("tcgen05.ld outside the warp's lane quarter");
+      auto acc = [&](int lane, int column) {
+        return og_bits_float(c.cell(int(taddr >> 16) + lane, int(taddr & 0xffff) + column));
+      };
+      auto put = [&](uint32_t addr, uint32_t word) { std::memcpy(&c.smem[addr], &word, 4); };
+      const int cols = p_.tma_store ? chunk_columns(db) : 32;
+      for (int col = 0; col < g_.block_n; col += cols) {
         for (int lane = 0; lane < 32; ++lane) {
-          const uint32_t taddr = tmem_addr(32 * quarter, d_col + col);
-          // tcgen05.ld: warp w reaches only lanes 32 (w % 4)..
-          if (int(taddr >> 16) != 32 * (warp % 4)) throw std::logic_error("tcgen05.ld outside the warp's lane quarter");
-          for (int j = 0; j < 32; ++j) {  // tcgen05.ld 32x32b.x32: register j
-            const int gm = row0 + lane, gn = n0 + col + j;
-            if (gm < p_.m && gn < p_.n) store(batch, gm, gn, og_bits_float(c.cell(int(taddr >> 16) + lane, int(taddr & 0xffff) + j)));
+          uint32_t words[32];
+          for (int i = 0; i < 32; ++i) {
+            if (!p_.tma_store)
+              words[i] = og_float_bits(acc(lane, col + i));
+            else if (db == 4)
+              words[i] = round(og_epilogue_sum(p_.alpha, acc(lane, col + i), false, 0.0f, 0.0f, false, 0.0f));
+            else
+              words[i] = round(og_epilogue_sum(p_.alpha, acc(lane, col + 2 * i), false, 0.0f, 0.0f, false, 0.0f)) |
+                         round(og_epilogue_sum(p_.alpha, acc(lane, col + 2 * i + 1), false, 0.0f, 0.0f, false, 0.0f)) << 16;
           }
+          for (int u = 0; u < 8; ++u)
+            for (int w = 0; w < 4; ++w) put(staging + sw128_offset(lane, 16 * u) + 4u * uint32_t(w), words[4 * u + w]);
         }
+        for (int r = 0; r < 32; ++r)
+          for (int j = 0; j < cols; ++j) {
+            const int gm = row0 + r, gn = n0 + col + j;
+            if (gm >= p_.m || gn >= p_.n) continue;
+            uint8_t bytes[4];
+            if (p_.tma_store) {  // the TMA store's read of box element (row r, column j)
+              uint32_t addr = staging + uint32_t(r * 128 + j * db);
+              addr ^= ((addr >> 7) & 7u) << 4;
+              std::memcpy(bytes, &c.smem[addr], size_t(db));
+            } else {  // finish_general_block: lane j reads column j of row r
+              float v;
+              std::memcpy(&v, &c.smem[staging + sw128_offset(r, 4 * j)], 4);
+              const uint32_t bits = round(og_epilogue_sum(p_.alpha, v, false, 0.0f, 0.0f, false, 0.0f));
+              std::memcpy(bytes, &bits, size_t(db));
+            }
+            store(batch, gm, gn, bytes);
+          }
+      }
     }
   }
 

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "blockscaled_check.hpp"
@@ -48,8 +49,9 @@ int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(
 
 // One GEMM through the model: random operands of `kind` (K-major: A row-major M x K, B stored
 // N x K), ragged M, N, K, `batch` batches, D in `out`; every element checked.
-void check_case(const m::Geometry& g, int M, int N, int K, int batch, Dtype out, int variant, m::Fault fault = m::Fault::none) {
-  CAPTURE(kind_name(g.kind));
+void check_case(const m::Geometry& g, int M, int N, int K, int batch, Dtype out, int variant,
+                m::Fault fault = m::Fault::none) {
+  CAPTURE(std::string(kind_name(g.kind)));
   CAPTURE(g.block_n);
   CAPTURE(g.cta_group);
   CAPTURE(M);
@@ -58,23 +60,32 @@ void check_case(const m::Geometry& g, int M, int N, int K, int batch, Dtype out,
   CAPTURE(batch);
   m::Problem p;
   p.kind = g.kind, p.m = M, p.n = N, p.k = K, p.batch = batch;
-  HostMatrix A, B;        // dense operands, or the dequantised block-scaled ones (the reference's)
-  BlockOperand qa, qb;    // block-scaled operands
+  HostMatrix A, B;      // dense operands, or the dequantised block-scaled ones (the reference's)
+  BlockOperand qa, qb;  // block-scaled operands
   if (!m::block_scaled(g.kind)) {
-    const Dtype t = g.kind == Kind::f16 ? (variant % 2 ? Dtype::bf16 : Dtype::f16) : (variant % 2 ? Dtype::fp8_e5m2 : Dtype::fp8_e4m3);
+    const Dtype t =
+        g.kind == Kind::f16 ? (variant % 2 ? Dtype::bf16 : Dtype::f16) : (variant % 2 ? Dtype::fp8_e5m2 : Dtype::fp8_e4m3);
     const Dtype tb = g.kind == Kind::f16 ? t : (variant % 3 ? Dtype::fp8_e4m3 : Dtype::fp8_e5m2);
     // ld padded by 16 bytes, batches with a 64-byte gap: strides TMA accepts.
     const int eb = dtype_size(t);
     A = HostMatrix(M, K, t, Layout::row_major, 16 / eb, batch, 64 / eb);
-    B = HostMatrix(N, K, tb, Layout::row_major, 16 / eb, batch, 64 / eb);
-    B.transposed = true;
+    if (g.b_mn) {  // B row-major K x N: N-major
+      B = HostMatrix(K, N, tb, Layout::row_major, 16 / eb, batch, 64 / eb);
+    } else {  // B stored N x K: K-major
+      B = HostMatrix(N, K, tb, Layout::row_major, 16 / eb, batch, 64 / eb);
+      B.transposed = true;
+    }
     A.randomize();
     B.randomize();
     auto fmt = [&](Dtype d) {
-      return d == Dtype::bf16 ? m::kFormatBF16 : d == Dtype::fp8_e5m2 ? m::kFormatE5M2 : d == Dtype::f16 ? m::kFormatF16 : m::kFormatE4M3;
+      return d == Dtype::bf16       ? m::kFormatBF16
+             : d == Dtype::fp8_e5m2 ? m::kFormatE5M2
+             : d == Dtype::f16      ? m::kFormatF16
+                                    : m::kFormatE4M3;
     };
     p.a = {A.bytes.data(), A.ld * eb, A.batch_stride * eb, M, fmt(t)};
     p.b = {B.bytes.data(), B.ld * eb, B.batch_stride * eb, N, fmt(tb)};
+    p.b.mn_major = g.b_mn;
   } else {
     const Dtype t = g.kind == Kind::mxf8f6f4 ? (variant % 2 ? Dtype::mxfp8_e5m2 : Dtype::mxfp8)
                     : g.kind == Kind::mxf4   ? Dtype::mxfp4
@@ -98,8 +109,8 @@ void check_case(const m::Geometry& g, int M, int N, int K, int batch, Dtype out,
       go.format = fp4 ? m::kFormatE2M1 : o.dtype == Dtype::mxfp8_e5m2 ? m::kFormatE5M2 : m::kFormatE4M3;
       go.scales = o.scales.data();
       go.scale_batch_bytes = o.scale_batch_stride;
-      go.scale_rows = int(info->rows);
-      go.scale_cols = int(info->cols);
+      go.scale_rows = int(info->stored_rows);
+      go.scale_cols = int(info->stored_cols);
       return go;
     };
     p.a = global(qa, M);
@@ -112,14 +123,27 @@ void check_case(const m::Geometry& g, int M, int N, int K, int batch, Dtype out,
   D.poison();
   const HostMatrix d_before = D;
   // Three persistent clusters (so that each walks several work items with its ring carried over).
+  p.d_bytes = dtype_size(out);
+  p.d_bf16 = out == Dtype::bf16;
+  p.tma_store = (variant / 2) % 2 == 0;
   m::Model model(p, g, 3, fault);
   for (int cluster = 0; cluster < 3; ++cluster)
-    model.run_cluster(cluster, [&](int b, int i, int j, float acc) {
-      D.set(b, i, j, og_epilogue_sum(p.alpha, acc, false, 0.0f, 0.0f, false, 0.0f));
+    model.run_cluster(cluster, [&](int b, int i, int j, const uint8_t* bytes) {
+      std::memcpy(&D.bytes[size_t(D.offset(b, i, j) * p.d_bytes)], bytes, size_t(p.d_bytes));
     });
   const int tiles = (M + m::block_m(g) - 1) / m::block_m(g) * ((N + g.block_n - 1) / g.block_n) * batch;
   CHECK(model.items() == tiles);
-  const Reference ref = reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, batch);
+  Reference ref = reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, batch);
+  // Errors relative to the terms' magnitude sum_k |a_ik b_kj|: the block-scaled MMA scales whole
+  // products exactly while the reference sums products of the dequantised (f32-rounded) values,
+  // so a dot product that cancels to ~0 differs by the dequantisation's rounding of its terms.
+  for (int b = 0; b < batch; ++b)
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        double mag = 0;
+        for (int k = 0; k < K; ++k) mag += std::fabs(A.op_get(b, i, k) * B.op_get(b, k, j));
+        ref.magnitude[size_t((int64_t(b) * M + i) * N + j)] = mag;
+      }
   const ErrorReport r = compare(D, ref, &d_before);
   if (fault != m::Fault::none) {
     CHECK_MESSAGE(!(r.rel_error <= tolerance(out, K)), "a fault the model should have exposed");
@@ -137,7 +161,8 @@ TEST_CASE("sm100 model: descriptor bit fields") {
   // 17, M >> 4 = 8 at bit 24 (PTX ISA, tcgen05 instruction descriptor).
   CHECK(m::idesc_dense(m::kFormatF16, m::kFormatF16, 128, 256) == 0x08400010u);
   // bf16 x bf16 (format 1 at bits 7 and 10), M 256, N 128.
-  CHECK(m::idesc_dense(m::kFormatBF16, m::kFormatBF16, 256, 128) == ((1u << 4) | (1u << 7) | (1u << 10) | (16u << 17) | (16u << 24)));
+  CHECK(m::idesc_dense(m::kFormatBF16, m::kFormatBF16, 256, 128) ==
+        ((1u << 4) | (1u << 7) | (1u << 10) | (16u << 17) | (16u << 24)));
   // mxf4 E8M0 scales (bit 23), e2m1 = 1, scale-factor ids 2 (A, bit 29) and 2 (B, bit 4).
   const uint32_t bs = m::idesc_with_sf_ids(m::idesc_block_scaled(m::kFormatE2M1, m::kFormatE2M1, true, 128, 128), 2, 2);
   CHECK(bs == ((2u << 4) | (1u << 7) | (1u << 10) | (16u << 17) | (1u << 23) | (8u << 24) | (2u << 29)));
@@ -156,7 +181,8 @@ TEST_CASE("sm100 model: descriptor bit fields") {
     CHECK(m::mma_sf_id(Kind::mxf4nvf4, kk) == 0);
   }
   // The packed scale tile a stage loads is block_formats.h's: its first byte is scale (row0, column).
-  CHECK(m::sf_global_offset(Kind::mxf4nvf4, 1000, 256, 1, 2) == og_sf_packed_offset(256, (1 * 4 + 2) * 4, og_sf_padded_cols(63)));
+  CHECK(m::sf_global_offset(Kind::mxf4nvf4, 1000, 256, 1, 2) ==
+        og_sf_packed_offset(256, (1 * 4 + 2) * 4, og_sf_padded_cols(63)));
 }
 
 TEST_CASE("sm100 model: every table row fits a compute capability 10.x SM") {
@@ -168,17 +194,17 @@ TEST_CASE("sm100 model: every table row fits a compute capability 10.x SM") {
       const m::Geometry g = geometry(r, k);
       char name[64];
       std::snprintf(name, sizeof name, "%dx%dx%d-s%d-%s", r.bm, r.bn, r.bk, r.stages, r.form);
-      std::printf("%-22s %-42s %9u %6d %6d %5d\n", name, kind_name(k), m::shared_bytes(g), m::tmem_columns(g), m::acc_stages(g),
-                  m::sf_tiles_per_stage(k));
+      std::printf("%-22s %-42s %9u %6d %6d %5d\n", name, kind_name(k), m::shared_bytes(g), m::tmem_columns(g),
+                  m::acc_stages(g), m::sf_tiles_per_stage(k));
       CAPTURE(name);
-      CAPTURE(kind_name(k));
+      CAPTURE(std::string(kind_name(k)));
       CHECK(m::shared_bytes(g) <= m::kMaxSharedBytes);
       CHECK(m::tmem_columns(g) <= 512);
       CHECK(m::block_m(g) == r.bm);
       CHECK(m::staging_offset(g) % 1024 == 0);  // the swizzled staging boxes
       CHECK(m::b_offset(g, 0) % 1024 == 0);     // every operand tile on the swizzle period
       CHECK(m::b_tile_bytes(g) % 1024 == 0);
-      CHECK(m::sf_offset(g, 0) % 128 == 0);     // TMA boxes: 128-byte aligned destinations
+      CHECK(m::sf_offset(g, 0) % 128 == 0);  // TMA boxes: 128-byte aligned destinations
     }
   }
 }
@@ -187,7 +213,8 @@ TEST_CASE("sm100 model: every row and kind on random ragged shapes, against the 
   int variant = 0;
   for (const Row& r : kRows)
     for (Kind k : kinds_of(r.bk)) {
-      const m::Geometry g = geometry(r, k);
+      m::Geometry g = geometry(r, k);
+      g.b_mn = k == Kind::f16 && variant % 2 == 1;  // B N-major (16-bit only), every other row
       const bool fp4 = m::elem_bits(k) == 4;
       // M across a 2-SM pair's halves and the tile edge, N across B's halves, K with a partial
       // last stage (and a partial last MMA), one or two batches.
@@ -208,6 +235,11 @@ TEST_CASE("sm100 model: edges (one row, one column, K below one MMA, exact tiles
       check_case(g, 1, 1, kmin, 1, Dtype::f32, 0);
       check_case(g, r.bm, r.bn, r.bk, 1, Dtype::f32, 1);
       check_case(g, r.bm + 1, r.bn - 1, m::mma_k(k) + kmin, 1, Dtype::f32, 2);
+      if (k == Kind::f16) {
+        m::Geometry mn = g;
+        mn.b_mn = true;
+        check_case(mn, r.bm + 1, r.bn - 1, 2 * r.bk + 3, 2, Dtype::bf16, 3);
+      }
     }
 }
 
@@ -218,4 +250,9 @@ TEST_CASE("sm100 model: faults in the arithmetic are exposed") {
   check_case(geometry(pair, Kind::mxf4nvf4), 256, 256, 256, 1, Dtype::f32, 0, m::Fault::pair_b_halves_swapped);
   const Row single{128, 128, 64, 8, 6, "single"};
   check_case(geometry(single, Kind::f16), 130, 120, 200, 1, Dtype::f32, 0, m::Fault::no_swizzle);
+  m::Geometry mn = geometry(single, Kind::f16);
+  mn.b_mn = true;
+  check_case(mn, 130, 120, 200, 1, Dtype::f32, 0, m::Fault::no_swizzle);
+  // Staging off the 1024-byte swizzle period: the TMA store reads other bytes than were written.
+  check_case(geometry(single, Kind::f16), 130, 120, 200, 1, Dtype::bf16, 0, m::Fault::staging_off_period);
 }

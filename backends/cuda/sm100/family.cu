@@ -52,8 +52,9 @@ bool pick_kind(const Problem& p, Kind& kind, int& fa, int& fb, std::string& why)
     fa = fb = sm100::kFormatE2M1;
     return true;
   }
-  why = "inputs must be f16 x f16, bf16 x bf16, fp8 x fp8 (e4m3/e5m2), mxfp8 x mxfp8 (e4m3/e5m2 elements), mxfp4 x mxfp4 or "
-        "nvfp4 x nvfp4";
+  why =
+      "inputs must be f16 x f16, bf16 x bf16, fp8 x fp8 (e4m3/e5m2), mxfp8 x mxfp8 (e4m3/e5m2 elements), mxfp4 x mxfp4 or "
+      "nvfp4 x nvfp4";
   return false;
 }
 
@@ -88,8 +89,9 @@ class Sm100Family final : public PlannedFamily<Sm100Launch> {
 
   void summarize(const Sm100Launch& pl, PlanSummary& out) const override {
     const sm100::Launch& l = pl.l;
-    const sm100::Geometry g{l.kind, l.block_n, l.cta_group, l.stages};
-    const long long tiles = (long long)((l.m + sm100::block_m(g) - 1) / sm100::block_m(g)) * ((l.n + l.block_n - 1) / l.block_n) * l.batch;
+    const sm100::Geometry g{l.kind, l.block_n, l.cta_group, l.stages, l.b_mn_major};
+    const long long tiles =
+        (long long)((l.m + sm100::block_m(g) - 1) / sm100::block_m(g)) * ((l.n + l.block_n - 1) / l.block_n) * l.batch;
     out.grid[0] = l.cta_group * std::min<long long>(tiles, l.max_clusters);
     out.cluster = l.cta_group;
     out.threads = sm100::kThreads;
@@ -117,8 +119,10 @@ const void* base_of(const og_memory& m) { return static_cast<const char*>(m.ptr)
 Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, bool fill) const {
   auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
   if (dev_.info.limits.arch / 10 != 10 || !dev_.encode_tiled)
-    return fail("needs a compute capability 10.x device (sm_100a tcgen05: B200, GB200) and a driver with "
-                "cuTensorMapEncodeTiled (this is " + dev_.info.name + ")");
+    return fail(
+        "needs a compute capability 10.x device (sm_100a tcgen05: B200, GB200) and a driver with "
+        "cuTensorMapEncodeTiled (this is " +
+        dev_.info.name + ")");
   Kind kind;
   int fa = 0, fb = 0;
   std::string why;
@@ -139,17 +143,23 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
     return fail("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " " +
                 (group == 2 ? "pair" : "single") + " tile with " + std::to_string(c.block_k) +
                 "-element K steps (the rows of families/sm100_tcgen05.inc)");
-  const sm100::Geometry g{kind, c.block_n, group, c.stages};
+  // Operand layouts: A K-major (row-major, unit stride along K); B K-major (unit stride along K)
+  // or, for 16-bit inputs, N-major (row-major K x N: the descriptor's major bit).
+  const bool sixteen = sm100::elem_bits(kind) == 16;
+  const bool b_mn = p.b.stride_row != 1 && p.b.stride_col == 1;
+  if (p.a.stride_col != 1) return fail("needs a K-major A (a unit stride along K)");
+  if (p.b.stride_row != 1 && !(b_mn && sixteen))
+    return fail(sixteen ? "needs B with a unit stride along K or N"
+                        : "needs a K-major B (a unit stride along K) for 8- and 4-bit inputs");
+  const sm100::Geometry g{kind, c.block_n, group, c.stages, b_mn};
   const size_t smem = sm100::shared_bytes(g);
   if (smem > size_t(dev_.info.limits.max_shared_bytes))
     return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
   if (p.k < 1) return fail("K must be at least 1 (a TMA box needs a non-empty K extent)");
-  if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
+  if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff)
+    return fail("dimensions must be below 2^31");
   const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
   if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
-  // K-major operands: A row-major (unit stride along K), B column-major (B^T row-major).
-  if (p.a.stride_col != 1 || p.b.stride_row != 1)
-    return fail("needs K-major operands (A with a unit stride along K, B with a unit stride along K)");
   const bool fp4 = sm100::elem_bits(kind) == 4;
   if (fp4 && p.k % 2) return fail("fp4 operands need an even K");
   // Bytes of an element count along K (fp4: two per byte) and the 16-byte rules of TMA.
@@ -157,20 +167,23 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
   auto aligned = [&](const Operand& o, int64_t outer_stride, const char* name) -> Status {
     const uintptr_t b = reinterpret_cast<uintptr_t>(base_of(o.mem));
     if (b % 16) return fail(std::string(name) + ": base address must be 16-byte aligned");
-    if (bytes(outer_stride) % 16 || outer_stride <= 0) return fail(std::string(name) + ": leading dimension must be a multiple of 16 bytes");
+    if (bytes(outer_stride) % 16 || outer_stride <= 0)
+      return fail(std::string(name) + ": leading dimension must be a multiple of 16 bytes");
     if (p.batch > 1 && (bytes(o.batch_stride) % 16 || o.batch_stride <= 0))
       return fail(std::string(name) + ": batch stride must be a positive multiple of 16 bytes");
     return {};
   };
   if (Status s = aligned(p.a, p.a.stride_row, "A"); !s) return s;
-  if (Status s = aligned(p.b, p.b.stride_col, "B"); !s) return s;
+  if (Status s = aligned(p.b, b_mn ? p.b.stride_row : p.b.stride_col, "B"); !s) return s;
   if (scaled) {
     for (const Operand* o : {&p.a, &p.b}) {
       const char* name = o == &p.a ? "A" : "B";
       const BlockScale& s = o->scale;
       if (s.layout != OG_SCALE_PACKED)
-        return fail(std::string(name) + ": scales must be packed (512-byte tiles of 128 rows x 4; og_convert_scales_host converts)");
-      if (reinterpret_cast<uintptr_t>(base_of(s.mem)) % 16) return fail(std::string(name) + ": scale base must be 16-byte aligned");
+        return fail(std::string(name) +
+                    ": scales must be packed (512-byte tiles of 128 rows x 4; og_convert_scales_host converts)");
+      if (reinterpret_cast<uintptr_t>(base_of(s.mem)) % 16)
+        return fail(std::string(name) + ": scale base must be 16-byte aligned");
       if (p.batch > 1 && (s.batch_stride % 16 || s.batch_stride <= 0))
         return fail(std::string(name) + ": scale batch stride must be a positive multiple of 16 bytes");
     }
@@ -185,14 +198,17 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
   l.max_shared = size_t(dev_.info.limits.max_shared_bytes);
   l.ep = epilogue_args(p);
   const bool nv = kind == Kind::mxf4nvf4;
-  l.idesc = scaled ? sm100::idesc_block_scaled(fa, fb, !nv, 128 * group, c.block_n) : sm100::idesc_dense(fa, fb, 128 * group, c.block_n);
+  l.idesc = scaled ? sm100::idesc_block_scaled(fa, fb, !nv, 128 * group, c.block_n)
+                   : sm100::idesc_dense(fa, fb, 128 * group, c.block_n);
+  l.b_mn_major = b_mn;
+  if (b_mn) l.idesc = sm100::idesc_b_mn_major(l.idesc);
   if (scaled) l.ep.alpha = p.alpha * p.a.scale.global * p.b.scale.global;  // nvfp4's per-tensor factors (1 for mx)
 
   // A and B: {K, rows, batch} in elements (16-bit) or bytes (fp8, fp4), boxes of 128 bytes of K
   // by 128 rows of A / BLOCK_N / group rows of B, 128-byte swizzle; zeros beyond the edges.
-  const bool sixteen = sm100::elem_bits(kind) == 16;
-  const CUtensorMapDataType et =
-      !sixteen ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : p.a.dtype == OG_DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUtensorMapDataType et = !sixteen                    ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                 : p.a.dtype == OG_DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                             : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const int eb = sixteen ? 2 : 1;
   auto operand_map = [&](CUtensorMap& map, const Operand& o, int64_t rows, int64_t outer_stride, int box_rows) {
     const int64_t k_units = sixteen ? p.k : bytes(p.k);
@@ -202,9 +218,16 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
     const cuuint32_t box[3] = {cuuint32_t(128 / eb), cuuint32_t(box_rows), 1};
     return encode(map, et, 3, base_of(o.mem), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B, &why);
   };
-  if (!operand_map(l.map_a, p.a, p.m, p.a.stride_row, 128) ||
-      !operand_map(l.map_b, p.b, p.n, p.b.stride_col, sm100::b_rows_per_cta(g)))
-    return fail(why);
+  if (!operand_map(l.map_a, p.a, p.m, p.a.stride_row, 128)) return fail(why);
+  if (!b_mn) {
+    if (!operand_map(l.map_b, p.b, p.n, p.b.stride_col, sm100::b_rows_per_cta(g))) return fail(why);
+  } else {  // {N, K, batch}, boxes of 64 columns x the stage's 64 K rows
+    const cuuint64_t dims[3] = {cuuint64_t(p.n), cuuint64_t(p.k), cuuint64_t(p.batch)};
+    const cuuint64_t row_bytes = cuuint64_t(p.b.stride_row) * 2;
+    const cuuint64_t strides[2] = {row_bytes, p.batch > 1 ? cuuint64_t(p.b.batch_stride) * 2 : row_bytes * dims[1]};
+    const cuuint32_t box[3] = {cuuint32_t(sm100::kMnBoxColumns), cuuint32_t(sm100::block_k(kind)), 1};
+    if (!encode(l.map_b, et, 3, base_of(p.b.mem), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B, &why)) return fail(why);
+  }
   l.map_sfa = l.map_a;  // unused by dense kinds
   l.map_sfb = l.map_b;
   if (scaled) {
@@ -218,7 +241,8 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
       const cuuint64_t strides[3] = {512, 512 * tiles, p.batch > 1 ? cuuint64_t(s.batch_stride) : 512 * tiles * row_groups};
       const cuuint32_t box[4] = {128, cuuint32_t(T), cuuint32_t(groups), 1};
       (void)rows;
-      return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT32, 4, base_of(s.mem), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE, &why);
+      return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT32, 4, base_of(s.mem), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE,
+                    &why);
     };
     if (!scale_map(l.map_sfa, p.a, p.m, 1) || !scale_map(l.map_sfb, p.b, p.n, sm100::sfb_groups(g))) return fail(why);
   }
@@ -242,7 +266,8 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
 }
 
 bool Sm100Family::encode(CUtensorMap& map, CUtensorMapDataType type, int rank, const void* base, const cuuint64_t* dims,
-                         const cuuint64_t* strides, const cuuint32_t* box, CUtensorMapSwizzle swizzle, std::string* why) const {
+                         const cuuint64_t* strides, const cuuint32_t* box, CUtensorMapSwizzle swizzle,
+                         std::string* why) const {
   const cuuint32_t unit[5] = {1, 1, 1, 1, 1};
   const CUresult r = dev_.encode_tiled(&map, type, cuuint32_t(rank), const_cast<void*>(base), dims, strides, box, unit,
                                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,

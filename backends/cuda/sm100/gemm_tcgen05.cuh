@@ -34,14 +34,15 @@ struct KernelArgs {
   cuda::EpilogueArgs ep;
 };
 
-template <Kind KIND, int BLOCK_N, int CTA_GROUP>
+template <Kind KIND, int BLOCK_N, int CTA_GROUP, bool B_MN>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_tcgen05(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                  const __grid_constant__ CUtensorMap map_sfa, const __grid_constant__ CUtensorMap map_sfb,
                  const __grid_constant__ CUtensorMap map_d, const __grid_constant__ KernelArgs p) {
 #ifdef OG_SM100A_DEVICE
   constexpr bool kScaled = block_scaled(KIND);
-  const Geometry g{KIND, BLOCK_N, CTA_GROUP, p.stages};
+  static_assert(!B_MN || KIND == Kind::f16, "MN-major B is for 16-bit inputs");
+  const Geometry g{KIND, BLOCK_N, CTA_GROUP, p.stages, B_MN};
   const int acc_buffers = acc_stages(g);
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // TMA's 128-byte swizzle and the MMA's descriptors agree only on 1024-byte aligned tiles.
@@ -66,7 +67,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(empty(s), 1);  // the MMA warp's commit (multicast to both CTAs of a pair)
     }
     for (int a = 0; a < acc_buffers; ++a) {
-      mbar_init(tmem_full(a), 1);                           // the MMA warp's commit
+      mbar_init(tmem_full(a), 1);                            // the MMA warp's commit
       mbar_init(tmem_empty(a), kEpilogueWarps * CTA_GROUP);  // every epilogue warp of the pair
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -81,8 +82,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t tmem_cols = uint32_t(tmem_columns(g));
   if (warp == 1) tmem_alloc<CTA_GROUP>(tmem_slot, tmem_cols);
   tcgen05_before_sync();
-  if constexpr (CTA_GROUP > 1) cluster_sync();  // the peer's barriers exist before any load or commit reaches them
-  else __syncthreads();
+  if constexpr (CTA_GROUP > 1)
+    cluster_sync();  // the peer's barriers exist before any load or commit reaches them
+  else
+    __syncthreads();
   tcgen05_after_sync();
   uint32_t tmem_base;
   asm volatile("ld.shared.u32 %0, [%1];" : "=r"(tmem_base) : "r"(tmem_slot) : "memory");
@@ -102,7 +105,13 @@ __global__ void __launch_bounds__(kThreads, 1)
           const uint32_t bar = CTA_GROUP > 1 ? map_to_rank(full(stage), 0) : full(stage);
           const int kc = k_coordinate(KIND, kt);
           tma_load_3d<CTA_GROUP>(base + a_offset(g, stage), &map_a, bar, kc, a_row, item.batch);
-          tma_load_3d<CTA_GROUP>(base + b_offset(g, stage), &map_b, bar, kc, b_row, item.batch);
+          if constexpr (B_MN) {
+            for (int j = 0; j < b_mn_boxes(g); ++j)  // {N, K rows}: 64 columns of the stage's 64 K rows each
+              tma_load_3d<CTA_GROUP>(base + b_box_offset(g, stage, j), &map_b, bar, b_row + kMnBoxColumns * j, kc,
+                                     item.batch);
+          } else {
+            tma_load_3d<CTA_GROUP>(base + b_offset(g, stage), &map_b, bar, kc, b_row, item.batch);
+          }
           if constexpr (kScaled) {
             const int tc = sf_tile_coordinate(KIND, kt);
             tma_load_4d<CTA_GROUP>(base + sfa_tile_offset(g, stage, 0), &map_sfa, bar, 0, tc, sf_group_coordinate(a_row),
@@ -130,21 +139,22 @@ __global__ void __launch_bounds__(kThreads, 1)
             // The stage's scale tiles into tensor memory; tcgen05 operations of one thread run in
             // order, so the previous stage's MMAs have read the columns these overwrite.
             for (int t = 0; t < sf_tiles_in_stage(KIND, p.k, kt); ++t) {
-              copy_scales<CTA_GROUP>(tmem_base + uint32_t(sfa_tile_column(g, t)), smem_desc_sf(base + sfa_tile_offset(g, stage, t)));
+              copy_scales<CTA_GROUP>(tmem_base + uint32_t(sfa_tile_column(g, t)),
+                                     smem_desc_sf(base + sfa_tile_offset(g, stage, t)));
               for (int gb = 0; gb < sfb_groups(g); ++gb)
                 copy_scales<CTA_GROUP>(tmem_base + uint32_t(sfb_tile_column(g, t, gb)),
                                        smem_desc_sf(base + sfb_tile_offset(g, stage, t, gb)));
             }
           }
           const uint64_t a_desc = smem_desc_sw128(base + a_offset(g, stage));
-          const uint64_t b_desc = smem_desc_sw128(base + b_offset(g, stage));
+          const uint64_t b_desc = b_stage_desc(g, base + b_offset(g, stage));
           const int mmas = mmas_in_stage(KIND, p.k, kt);
 #pragma unroll
           for (int kk = 0; kk < kMmasPerStage; ++kk) {
             if (kk >= mmas) break;
             const uint32_t idesc = kScaled ? idesc_with_sf_ids(p.idesc, mma_sf_id(KIND, kk), mma_sf_id(KIND, kk)) : p.idesc;
-            mma<KIND, CTA_GROUP>(d, desc_advance(a_desc, kMmaBytesK * kk), desc_advance(b_desc, kMmaBytesK * kk), idesc,
-                                 kScaled ? tmem_base + uint32_t(mma_sfa_column(g, kk)) : 0u,
+            mma<KIND, CTA_GROUP>(d, desc_advance(a_desc, kMmaBytesK * kk), desc_advance(b_desc, b_mma_advance_bytes(g) * kk),
+                                 idesc, kScaled ? tmem_base + uint32_t(mma_sfa_column(g, kk)) : 0u,
                                  kScaled ? tmem_base + uint32_t(mma_sfb_column(g, kk)) : 0u, kt > 0 || kk > 0);
           }
           commit<CTA_GROUP>(empty(stage));  // the stage is free once these MMAs have read it
@@ -193,8 +203,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // Teardown: every tensor-memory access of both CTAs is done before the allocating warp frees it.
   tcgen05_before_sync();
-  if constexpr (CTA_GROUP > 1) cluster_sync();
-  else __syncthreads();
+  if constexpr (CTA_GROUP > 1)
+    cluster_sync();
+  else
+    __syncthreads();
   if (warp == 1) {
     tcgen05_after_sync();
     tmem_dealloc<CTA_GROUP>(tmem_base, tmem_cols);

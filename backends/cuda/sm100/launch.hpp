@@ -18,6 +18,7 @@ struct Launch {
   int block_n, cta_group, stages, group_m;
   int m, n, k, batch;
   uint32_t idesc;
+  bool b_mn_major;  // B N-contiguous (kind::f16 only)
   bool tma_store;
   int max_clusters;  // persistent clusters (programs / cta_group); the launcher may use fewer
   size_t max_shared;

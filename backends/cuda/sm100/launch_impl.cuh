@@ -1,5 +1,6 @@
 // Instantiates gemm_tcgen05 for the kinds of one input width: one kernel per table row whose
-// BLOCK_K is 128 bytes of that width (families/sm100_tcgen05.inc), dispatched from the same rows.
+// BLOCK_K is 128 bytes of that width (families/sm100_tcgen05.inc), and for kind::f16 one more with
+// an MN-major B; dispatched from the same rows.
 #pragma once
 #include <atomic>
 
@@ -8,9 +9,9 @@
 
 namespace omnigemm::detail::sm100 {
 
-template <Kind KIND, int BLOCK_N, int CTA_GROUP>
+template <Kind KIND, int BLOCK_N, int CTA_GROUP, bool B_MN>
 cudaError_t launch_tile(const Launch& l) {
-  auto kernel = gemm_tcgen05<KIND, BLOCK_N, CTA_GROUP>;
+  auto kernel = gemm_tcgen05<KIND, BLOCK_N, CTA_GROUP, B_MN>;
   // Raise the dynamic shared-memory limit once per instantiation and device.
   static std::atomic<unsigned long long> raised_on{0};
   int device = 0;
@@ -22,7 +23,7 @@ cudaError_t launch_tile(const Launch& l) {
       return e;
     raised_on.fetch_or(bit, std::memory_order_acq_rel);
   }
-  const Geometry g{KIND, BLOCK_N, CTA_GROUP, l.stages};
+  const Geometry g{KIND, BLOCK_N, CTA_GROUP, l.stages, B_MN};
   const size_t smem = shared_bytes(g);
   if (smem > l.max_shared) return cudaErrorInvalidValue;
   KernelArgs args{};
@@ -65,11 +66,15 @@ cudaError_t launch_tile(const Launch& l) {
 // The rows whose BLOCK_K is 128 bytes of KIND's elements.
 template <Kind KIND>
 cudaError_t launch_kind(const Launch& l) {
-#define OG_CUDA_SM100_TCGEN05(BM_, BN_, BK_, GM_, ST_, FORM_)                                  \
-  if constexpr (BK_ == block_k(KIND)) {                                                        \
-    constexpr int kGroup = parse_cta_group(#FORM_);                                            \
+#define OG_CUDA_SM100_TCGEN05(BM_, BN_, BK_, GM_, ST_, FORM_)                                               \
+  if constexpr (BK_ == block_k(KIND)) {                                                                     \
+    constexpr int kGroup = parse_cta_group(#FORM_);                                                         \
     static_assert(kGroup > 0 && BM_ == 128 * kGroup, "families/sm100_tcgen05.inc: a row without a kernel"); \
-    if (l.block_n == BN_ && l.cta_group == kGroup) return launch_tile<KIND, BN_, kGroup>(l);     \
+    if (l.block_n == BN_ && l.cta_group == kGroup) {                                                        \
+      if constexpr (KIND == Kind::f16)                                                                      \
+        if (l.b_mn_major) return launch_tile<KIND, BN_, kGroup, true>(l);                                   \
+      return launch_tile<KIND, BN_, kGroup, false>(l);                                                      \
+    }                                                                                                       \
   }
 #include "../families/sm100_tcgen05.inc"
 #undef OG_CUDA_SM100_TCGEN05

@@ -67,6 +67,9 @@ OG_SM100_FN uint32_t idesc_block_scaled(int a_format, int b_format, bool e8m0, i
   return (uint32_t(a_format) << 7) | (uint32_t(b_format) << 10) | (e8m0 ? 1u << 23 : 0u) | idesc_shape(m, n);
 }
 // The scale-factor ids (which byte of a 32-bit tensor-memory column the first scale is in).
+// B MN-major (N contiguous; kind::f16 only).
+OG_SM100_FN uint32_t idesc_b_mn_major(uint32_t idesc) { return idesc | (1u << 16); }
+OG_SM100_FN bool idesc_b_is_mn_major(uint32_t d) { return ((d >> 16) & 1u) != 0; }
 OG_SM100_FN uint32_t idesc_with_sf_ids(uint32_t idesc, int sfa_id, int sfb_id) {
   return (idesc & ~((3u << 29) | (3u << 4))) | (uint32_t(sfa_id) << 29) | (uint32_t(sfb_id) << 4);
 }
@@ -91,6 +94,14 @@ OG_SM100_FN uint64_t smem_desc_sw128(uint32_t addr) {
 OG_SM100_FN uint64_t smem_desc_sf(uint32_t addr) {
   return uint64_t((addr & 0x3ffffu) >> 4) | (uint64_t(128 >> 4) << 32) | (uint64_t(1) << 46);
 }
+// An MN-major 128-byte-swizzled operand (16-bit only: the instruction descriptor's major bit):
+// rows of 128 bytes hold 64 elements along M or N, one row per K; 8-row (K) groups 1024 bytes
+// apart (stride), 64-element column blocks `leading` bytes apart.
+OG_SM100_FN uint64_t smem_desc_sw128_mn(uint32_t addr, uint32_t leading) {
+  return uint64_t((addr & 0x3ffffu) >> 4) | (uint64_t(leading >> 4) << 16) | (uint64_t(1024 >> 4) << 32) |
+         (uint64_t(1) << 46) | (uint64_t(2) << 61);
+}
+OG_SM100_FN uint32_t desc_leading(uint64_t d) { return uint32_t((d >> 16) & 0x3fffu) << 4; }
 // The descriptor of the MMA `kk` of a stage: 32 bytes of K further along the swizzled rows
 // (the swizzle applies to address bits, so a start inside the 128-byte row is an offset).
 OG_SM100_FN uint64_t desc_advance(uint64_t desc, int bytes) { return desc + uint64_t(bytes >> 4); }
@@ -122,6 +133,7 @@ struct Geometry {
   int block_n;
   int cta_group;
   int stages;
+  bool b_mn = false;  // B MN-major (16-bit only): loaded as 64-column boxes of a stage's 64 K rows
 };
 OG_SM100_FN int block_m(const Geometry& g) { return 128 * g.cta_group; }
 OG_SM100_FN int b_rows_per_cta(const Geometry& g) { return g.block_n / g.cta_group; }
@@ -133,9 +145,7 @@ OG_SM100_FN int sfb_groups(const Geometry& g) { return g.block_n < 128 ? 1 : g.b
 // epilogue of one tile overlaps the MMAs of the next), then A's and B's scale tiles of a stage.
 OG_SM100_FN int sfa_columns(const Geometry& g) { return 4 * sf_tiles_per_stage(g.kind); }
 OG_SM100_FN int sfb_columns(const Geometry& g) { return 4 * sf_tiles_per_stage(g.kind) * sfb_groups(g); }
-OG_SM100_FN int acc_stages(const Geometry& g) {
-  return 2 * g.block_n + sfa_columns(g) + sfb_columns(g) <= 512 ? 2 : 1;
-}
+OG_SM100_FN int acc_stages(const Geometry& g) { return 2 * g.block_n + sfa_columns(g) + sfb_columns(g) <= 512 ? 2 : 1; }
 OG_SM100_FN int acc_column(const Geometry& g, int acc_stage) { return acc_stage * g.block_n; }
 OG_SM100_FN int sfa_column0(const Geometry& g) { return acc_stages(g) * g.block_n; }
 OG_SM100_FN int sfb_column0(const Geometry& g) { return sfa_column0(g) + sfa_columns(g); }
@@ -165,11 +175,14 @@ OG_SM100_FN uint32_t b_offset(const Geometry& g, int stage) {
   return uint32_t(g.stages) * a_tile_bytes(g) + uint32_t(stage) * b_tile_bytes(g);
 }
 OG_SM100_FN uint32_t sf_offset(const Geometry& g, int stage) {
-  return uint32_t(g.stages) * (a_tile_bytes(g) + b_tile_bytes(g)) + uint32_t(stage) * (sfa_stage_bytes(g) + sfb_stage_bytes(g));
+  return uint32_t(g.stages) * (a_tile_bytes(g) + b_tile_bytes(g)) +
+         uint32_t(stage) * (sfa_stage_bytes(g) + sfb_stage_bytes(g));
 }
 // Scale tile t of A, and tile t of B's group gb, in a stage: each group's tiles are one bulk copy
 // (consecutive in the packed layout), so B's are stored group by group.
-OG_SM100_FN uint32_t sfa_tile_offset(const Geometry& g, int stage, int t) { return sf_offset(g, stage) + 512u * uint32_t(t); }
+OG_SM100_FN uint32_t sfa_tile_offset(const Geometry& g, int stage, int t) {
+  return sf_offset(g, stage) + 512u * uint32_t(t);
+}
 OG_SM100_FN uint32_t sfb_tile_offset(const Geometry& g, int stage, int t, int gb) {
   return sf_offset(g, stage) + sfa_stage_bytes(g) + 512u * uint32_t(gb * sf_tiles_per_stage(g.kind) + t);
 }
@@ -229,6 +242,20 @@ OG_SM100_FN int sf_tile_coordinate(Kind k, int kt) { return kt * sf_tiles_per_st
 OG_SM100_FN int sf_group_coordinate(int row0) { return row0 / 128; }
 OG_SM100_FN uint32_t stage_tx_bytes(const Geometry& g) {
   return a_tile_bytes(g) + b_tile_bytes(g) + sfa_stage_bytes(g) + sfb_stage_bytes(g);
+}
+
+// B MN-major: the stage's B tile is (BLOCK_N / cta_group) / 64 boxes of 64 columns x 64 K rows
+// (8 KiB each, at `b_box_offset`), its descriptor's leading offset the distance between boxes,
+// and an MMA's 16 K rows are 16 rows of 128 bytes further on.
+constexpr int kMnBoxColumns = 64;
+OG_SM100_FN int b_mn_boxes(const Geometry& g) { return b_rows_per_cta(g) / kMnBoxColumns; }
+OG_SM100_FN uint32_t b_mn_box_bytes() { return uint32_t(kMnBoxColumns) * kStageBytesK; }
+OG_SM100_FN uint32_t b_box_offset(const Geometry& g, int stage, int box) {
+  return b_offset(g, stage) + uint32_t(box) * b_mn_box_bytes();
+}
+OG_SM100_FN int b_mma_advance_bytes(const Geometry& g) { return g.b_mn ? 16 * kStageBytesK : kMmaBytesK; }
+OG_SM100_FN uint64_t b_stage_desc(const Geometry& g, uint32_t addr) {
+  return g.b_mn ? smem_desc_sw128_mn(addr, b_mn_box_bytes()) : smem_desc_sw128(addr);
 }
 
 // ---- Epilogue ---------------------------------------------------------------------------------

@@ -28,11 +28,10 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, unsigned bytes) {
 __device__ __forceinline__ void mbar_wait(uint32_t bar, unsigned parity) {
   unsigned done = 0;
   do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
   } while (!done);
 }
 // Arrival on a barrier given by its shared::cluster address (this CTA's or the peer's).
@@ -79,8 +78,8 @@ __device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map
                                             int c3) {
   if constexpr (CTA_GROUP == 1)
     asm volatile(
-        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];" ::"r"(
-            dst),
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];" ::
+            "r"(dst),
         "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
         : "memory");
   else
@@ -138,28 +137,40 @@ template <Kind K, int CTA_GROUP>
 __device__ __forceinline__ void mma(uint32_t d, uint64_t a, uint64_t b, uint32_t idesc, uint32_t sfa, uint32_t sfb,
                                     bool accumulate) {
   const uint32_t acc = accumulate ? 1u : 0u;
-#define OG_SM100_MMA_DENSE(KIND_TEXT)                                                                           \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"                                                      \
-               "tcgen05.mma.cta_group::" KIND_TEXT " [%0], %1, %2, %3, p;\n}" ::"r"(d), "l"(a), "l"(b), "r"(idesc), \
-               "r"(acc)                                                                                         \
-               : "memory")
-#define OG_SM100_MMA_SCALED(KIND_TEXT)                                                                      \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"                                                  \
-               "tcgen05.mma.cta_group::" KIND_TEXT " [%0], %1, %2, %3, [%5], [%6], p;\n}" ::"r"(d), "l"(a), \
-               "l"(b), "r"(idesc), "r"(acc), "r"(sfa), "r"(sfb)                                             \
-               : "memory")
+#define OG_SM100_MMA_DENSE(KIND_TEXT)                                          \
+  asm volatile(                                                                \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"                              \
+      "tcgen05.mma.cta_group::" KIND_TEXT " [%0], %1, %2, %3, p;\n}" ::"r"(d), \
+      "l"(a), "l"(b), "r"(idesc), "r"(acc)                                     \
+      : "memory")
+#define OG_SM100_MMA_SCALED(KIND_TEXT)                                                     \
+  asm volatile(                                                                            \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"                                          \
+      "tcgen05.mma.cta_group::" KIND_TEXT " [%0], %1, %2, %3, [%5], [%6], p;\n}" ::"r"(d), \
+      "l"(a), "l"(b), "r"(idesc), "r"(acc), "r"(sfa), "r"(sfb)                             \
+      : "memory")
   if constexpr (CTA_GROUP == 1) {
-    if constexpr (K == Kind::f16) OG_SM100_MMA_DENSE("1.kind::f16");
-    else if constexpr (K == Kind::f8f6f4) OG_SM100_MMA_DENSE("1.kind::f8f6f4");
-    else if constexpr (K == Kind::mxf8f6f4) OG_SM100_MMA_SCALED("1.kind::mxf8f6f4.block_scale.scale_vec::1X");
-    else if constexpr (K == Kind::mxf4) OG_SM100_MMA_SCALED("1.kind::mxf4.block_scale.scale_vec::2X");
-    else OG_SM100_MMA_SCALED("1.kind::mxf4nvf4.block_scale.scale_vec::4X");
+    if constexpr (K == Kind::f16)
+      OG_SM100_MMA_DENSE("1.kind::f16");
+    else if constexpr (K == Kind::f8f6f4)
+      OG_SM100_MMA_DENSE("1.kind::f8f6f4");
+    else if constexpr (K == Kind::mxf8f6f4)
+      OG_SM100_MMA_SCALED("1.kind::mxf8f6f4.block_scale.scale_vec::1X");
+    else if constexpr (K == Kind::mxf4)
+      OG_SM100_MMA_SCALED("1.kind::mxf4.block_scale.scale_vec::2X");
+    else
+      OG_SM100_MMA_SCALED("1.kind::mxf4nvf4.block_scale.scale_vec::4X");
   } else {
-    if constexpr (K == Kind::f16) OG_SM100_MMA_DENSE("2.kind::f16");
-    else if constexpr (K == Kind::f8f6f4) OG_SM100_MMA_DENSE("2.kind::f8f6f4");
-    else if constexpr (K == Kind::mxf8f6f4) OG_SM100_MMA_SCALED("2.kind::mxf8f6f4.block_scale.scale_vec::1X");
-    else if constexpr (K == Kind::mxf4) OG_SM100_MMA_SCALED("2.kind::mxf4.block_scale.scale_vec::2X");
-    else OG_SM100_MMA_SCALED("2.kind::mxf4nvf4.block_scale.scale_vec::4X");
+    if constexpr (K == Kind::f16)
+      OG_SM100_MMA_DENSE("2.kind::f16");
+    else if constexpr (K == Kind::f8f6f4)
+      OG_SM100_MMA_DENSE("2.kind::f8f6f4");
+    else if constexpr (K == Kind::mxf8f6f4)
+      OG_SM100_MMA_SCALED("2.kind::mxf8f6f4.block_scale.scale_vec::1X");
+    else if constexpr (K == Kind::mxf4)
+      OG_SM100_MMA_SCALED("2.kind::mxf4.block_scale.scale_vec::2X");
+    else
+      OG_SM100_MMA_SCALED("2.kind::mxf4nvf4.block_scale.scale_vec::4X");
   }
 #undef OG_SM100_MMA_DENSE
 #undef OG_SM100_MMA_SCALED
@@ -196,9 +207,9 @@ __device__ __forceinline__ void tmem_load_32(uint32_t taddr, uint32_t (&v)[32]) 
       "tcgen05.ld.sync.aligned.32x32b.x32.b32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, "
       "%17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, [%32];"
       : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]), "=r"(v[4]), "=r"(v[5]), "=r"(v[6]), "=r"(v[7]), "=r"(v[8]),
-        "=r"(v[9]), "=r"(v[10]), "=r"(v[11]), "=r"(v[12]), "=r"(v[13]), "=r"(v[14]), "=r"(v[15]), "=r"(v[16]),
-        "=r"(v[17]), "=r"(v[18]), "=r"(v[19]), "=r"(v[20]), "=r"(v[21]), "=r"(v[22]), "=r"(v[23]), "=r"(v[24]),
-        "=r"(v[25]), "=r"(v[26]), "=r"(v[27]), "=r"(v[28]), "=r"(v[29]), "=r"(v[30]), "=r"(v[31])
+        "=r"(v[9]), "=r"(v[10]), "=r"(v[11]), "=r"(v[12]), "=r"(v[13]), "=r"(v[14]), "=r"(v[15]), "=r"(v[16]), "=r"(v[17]),
+        "=r"(v[18]), "=r"(v[19]), "=r"(v[20]), "=r"(v[21]), "=r"(v[22]), "=r"(v[23]), "=r"(v[24]), "=r"(v[25]), "=r"(v[26]),
+        "=r"(v[27]), "=r"(v[28]), "=r"(v[29]), "=r"(v[30]), "=r"(v[31])
       : "r"(taddr)
       : "memory");
 }

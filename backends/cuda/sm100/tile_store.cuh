@@ -49,12 +49,15 @@ __device__ __forceinline__ void store_plain_chunk(float alpha, bool bf16, const 
   uint32_t words[32];  // eight 16-byte units of the row
 #pragma unroll
   for (int i = 0; i < 32; ++i) {
-    if constexpr (D_BYTES == 4) words[i] = __float_as_uint(value(i));
-    else words[i] = bf16 ? pack_16<true>(value(2 * i), value(2 * i + 1)) : pack_16<false>(value(2 * i), value(2 * i + 1));
+    if constexpr (D_BYTES == 4)
+      words[i] = __float_as_uint(value(i));
+    else
+      words[i] = bf16 ? pack_16<true>(value(2 * i), value(2 * i + 1)) : pack_16<false>(value(2 * i), value(2 * i + 1));
   }
 #pragma unroll
   for (int u = 0; u < 8; ++u)
-    st_shared_u32x4(staging + sw128_offset(lane, 16 * u), words[4 * u], words[4 * u + 1], words[4 * u + 2], words[4 * u + 3]);
+    st_shared_u32x4(staging + sw128_offset(lane, 16 * u), words[4 * u], words[4 * u + 1], words[4 * u + 2],
+                    words[4 * u + 3]);
   fence_proxy_async_shared();
   __syncwarp();
   if (lane == 0) tma_store_3d(map_d, staging, col0, row0, batch);
@@ -89,7 +92,8 @@ __device__ __forceinline__ void store_general_chunk(const cuda::EpilogueArgs& e,
   tmem_load_wait();
   __syncwarp();  // every lane has read the previous block
 #pragma unroll
-  for (int u = 0; u < 8; ++u) st_shared_u32x4(staging + sw128_offset(lane, 16 * u), v[4 * u], v[4 * u + 1], v[4 * u + 2], v[4 * u + 3]);
+  for (int u = 0; u < 8; ++u)
+    st_shared_u32x4(staging + sw128_offset(lane, 16 * u), v[4 * u], v[4 * u + 1], v[4 * u + 2], v[4 * u + 3]);
   __syncwarp();
   finish_general_block(e, staging, batch, m, n, row0, col0, lane);
 }

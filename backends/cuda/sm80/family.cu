@@ -96,6 +96,7 @@ class Sm80MmaFamily final : public PlannedFamily<Sm80Launch> {
   Status check(const Problem& p, const Config& c, Sm80Launch& out, bool fill) const {
     if (Status s = refuse_block_scales(p); !s) return s;
     auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
+    if (p.a.scale.present() || p.b.scale.present()) return fail("block-scaled inputs run on sm100_tcgen05 (compute capability 10.x)");
     const Sm80Row* row = nullptr;
     for (const Sm80Row& r : kRows)
       if (c.block_m == r.block_m && c.block_n == r.block_n && c.warps == r.warps) row = &r;
