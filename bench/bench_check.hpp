@@ -63,7 +63,8 @@ struct Check {
   bool ok = false;
   double rel_error = NAN, tol = NAN;
   int64_t non_finite = 0;
-  int64_t not_close = 0;  // block-scaled formats: elements outside the tutorial's allclose
+  int64_t not_close = 0;  // block-scaled formats: elements outside the tutorial's allclose + accumulation term
+  int64_t strict_outside = 0, checked = 0;  // ... and outside the tutorial's allclose alone (reported, not failed)
   std::string text() const;  // "ok", "FAIL (3 not finite)", "FAIL (err 1.2e-02 > 9.8e-04)"
 };
 
