@@ -1,7 +1,8 @@
 // cuda.sm90_blockscaled: 128-blockwise fp8 GEMMs on Hopper (gemm_block128.cuh) as a kernel
 // family. Its rows (families/sm90_blockscaled.inc) name a 128 x BLOCK_N tile; this file checks a
-// problem against the kernel, builds the tensor maps, the scale views and the launch. The other
-// CUDA families refuse block-scaled operands, so block-scaled problems on sm_90 come here.
+// problem against the kernel, builds the tensor maps, the scale views and the launch. Of the other
+// CUDA families only sm90_dequant takes block-scaled operands (those with one-byte scales), so
+// 128-blockwise fp8 on sm_90 comes here.
 #include <algorithm>
 #include <string>
 
