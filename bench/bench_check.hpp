@@ -41,6 +41,7 @@ struct HostProblem {
   };
   std::vector<At> check_at;
   std::vector<double> ref;
+  std::vector<double> ref_abs;  // sum over k of |a_ik b_kj| at the checked elements (the dot product's scale)
   bool full_check = false;
 
   // A and B as bytes of dtype `d`: the inputs' own bytes, or exact conversions to a wider dtype
@@ -62,14 +63,22 @@ struct Check {
   bool ok = false;
   double rel_error = NAN, tol = NAN;
   int64_t non_finite = 0;
-  int64_t not_close = 0;  // block-scaled formats: elements outside the tutorial's allclose
+  int64_t not_close = 0;  // block-scaled formats: elements outside the tutorial's allclose + accumulation term
+  int64_t strict_outside = 0, checked = 0;  // ... and outside the tutorial's allclose alone (reported, not failed)
   std::string text() const;  // "ok", "FAIL (3 not finite)", "FAIL (err 1.2e-02 > 9.8e-04)"
 };
 
 // D (hp's D storage of dtype d, downloaded) against the reference at the checked elements:
 // ||out - ref|| / ||ref|| under tolerance(d, K, input dtype, input dtype). Block-scaled formats
 // with an f32 or f16 D must also pass the block-scaled tutorial's check, every checked element
-// within |out - ref| <= 1e-3 + 1e-3 |ref| (bf16's own rounding, 2^-9 relative, exceeds that).
+// within |out - ref| <= 1e-3 + 1e-3 |ref| + 2^-14 sum_k |a_ik b_kj| (bf16's own rounding, 2^-9
+// relative, exceeds the first two terms). The last term is the accumulation of 8-bit products on
+// tensor cores, which keep about 14 significant bits within a scale block (Hopper's fp8 wgmma,
+// cuBLASLt's kernels and ours alike; the reason the block-scaled kernels promote per block): where
+// a dot product cancels, |ref| is far below the magnitudes summed and the tutorial's relative
+// term alone does not cover that rounding (H100: about 1 in 12 checked elements of 8192^3, for
+// cuBLASLt as for OmniGEMM). An exact f32 accumulation (the CPU and Vulkan families) stays far
+// inside it.
 Check check_output(const HostProblem& hp, const std::vector<uint8_t>& d_bytes, og_dtype d);
 
 // `elements` NaNs of dtype d (outputs are poisoned before the checked run).

@@ -101,11 +101,15 @@ TEST_CASE("cuda block-scaled: 128-blockwise fp8 on sm90_blockscaled, random ragg
                  12);
 }
 
-// A test case of its own: a cluster that never completed would hang only this one.
-TEST_CASE("cuda block-scaled: 128-blockwise fp8, the mcast form (B multicast in clusters of two)") {
-  auto ctx = sm90_context("128-blockwise fp8 GEMMs, sm90_blockscaled mcast");
+// A test case of its own (the forms offered only when forced): a cluster or a pipeline that never
+// completed would hang only this one.
+TEST_CASE("cuda block-scaled: 128-blockwise fp8, the mcast and pipe forms") {
+  auto ctx = sm90_context("128-blockwise fp8 GEMMs, sm90_blockscaled mcast and pipe");
   if (!ctx) return;
-  check_block128(*ctx, {"sm90_blockscaled:128x256x128-g8-s4-w12-mcast", "sm90_blockscaled:128x128x128-g8-s6-w12-mcast"}, 6);
+  check_block128(*ctx,
+                 {"sm90_blockscaled:128x256x128-g8-s4-w12-mcast", "sm90_blockscaled:128x128x128-g8-s6-w12-mcast",
+                  "sm90_blockscaled:128x128x128-g8-s6-w12-pipe"},
+                 9);
 }
 
 TEST_CASE("cuda block-scaled: mxfp8, mxfp4, nvfp4 on sm90_dequant, every scale layout, views, epilogues, batches") {
@@ -274,6 +278,7 @@ TEST_CASE("cuda block-scaled model: sm90_blockscaled takes 128-blockwise fp8, sm
                                                           OG_SCALE_MODE_BLK128x128_F32));
     CHECK(block128.rfind("sm90_blockscaled:", 0) == 0);
     CHECK(block128.find("mcast") == std::string::npos);  // forced only until measured
+    CHECK(block128.find("pipe") == std::string::npos);
     const std::string a_blk = chosen(be, scaled_problem(m, n, k, OG_DTYPE_FP8_E5M2, OG_DTYPE_FP8_E4M3,
                                                         OG_SCALE_MODE_BLK128x128_F32, OG_SCALE_MODE_BLK128x128_F32));
     CHECK(a_blk.rfind("sm90_blockscaled:", 0) == 0);

@@ -1,7 +1,8 @@
 // cuda.sm90_blockscaled: 128-blockwise fp8 GEMMs on Hopper (gemm_block128.cuh) as a kernel
 // family. Its rows (families/sm90_blockscaled.inc) name a 128 x BLOCK_N tile; this file checks a
-// problem against the kernel, builds the tensor maps, the scale views and the launch. The other
-// CUDA families refuse block-scaled operands, so block-scaled problems on sm_90 come here.
+// problem against the kernel, builds the tensor maps, the scale views and the launch. Of the other
+// CUDA families only sm90_dequant takes block-scaled operands (those with one-byte scales), so
+// 128-blockwise fp8 on sm_90 comes here.
 #include <algorithm>
 #include <string>
 
@@ -49,9 +50,9 @@ class Sm90BlockscaledFamily final : public PlannedFamily<BlockscaledPlan> {
     CostHints h;
     // fp8 wgmma with a promotion per 128-deep K block: about 0.6 of the fp8 dense peak.
     h.efficiency = 0.6;
-    if (c.form == "mcast") {  // not yet run on a GPU: forced configs only
+    if (c.form == "mcast" || c.form == "pipe") {  // not yet measured on a GPU: forced configs only
       h.factor = 0;
-      h.note = "the multicast form runs when forced until measured";
+      h.note = "the mcast and pipe forms run when forced until measured";
     }
     return h;
   }
@@ -70,12 +71,14 @@ class Sm90BlockscaledFamily final : public PlannedFamily<BlockscaledPlan> {
     const sm90::Block128Launch& l = pl.l;
     out.grid[0] = l.grid;
     out.threads = 128 * (1 + sm90::kConsumers);
-    out.cluster = l.cluster_m;
+    out.cluster = l.form == sm90::BlockscaledForm::mcast ? 2 : 1;
     out.shared_bytes = (long long)sm90::shared_bytes(128, l.block_n, l.args.stages);
     out.notes = "persistent, 128x" + std::to_string(l.block_n) +
                 " tiles, fp8 wgmma per 128-deep K block promoted into f32 accumulators with A's " +
                 (l.args.a_shift ? "128x128" : "1x128") + " and B's 128x128 scales" +
-                (l.cluster_m > 1 ? ", B multicast in clusters of 2" : "");
+                (l.form == sm90::BlockscaledForm::mcast  ? ", B multicast in clusters of 2"
+                 : l.form == sm90::BlockscaledForm::pipe ? ", the next K block's wgmmas in flight during each promotion"
+                                                         : "");
   }
 
  private:
@@ -99,14 +102,16 @@ Status Sm90BlockscaledFamily::check(const Problem& p, const Config& c, Blockscal
     return fail("A's scales must be VEC128_F32 or BLK128x128_F32 and B's BLK128x128_F32 (a tile's columns share one scale)");
   if (p.a.scale.layout == OG_SCALE_PACKED || p.b.scale.layout == OG_SCALE_PACKED)
     return fail("f32 scales must be row- or column-major");
-  const bool mcast = c.form == "mcast";
-  if (!(c.form.empty() || c.form == "coop" || mcast)) return fail("the form must be coop or mcast");
+  sm90::BlockscaledForm form = sm90::BlockscaledForm::coop;
+  if (c.form == "mcast") form = sm90::BlockscaledForm::mcast;
+  else if (c.form == "pipe") form = sm90::BlockscaledForm::pipe;
+  else if (!(c.form.empty() || c.form == "coop")) return fail("the form must be coop, mcast or pipe");
+  const std::string form_name = c.form.empty() ? "coop" : std::string(c.form.view());
   bool listed = false;
   for (const Config& r : kConfigs)
-    listed |= r.block_m == c.block_m && r.block_n == c.block_n && r.block_k == c.block_k && (r.form == "mcast") == mcast;
+    listed |= r.block_m == c.block_m && r.block_n == c.block_n && r.block_k == c.block_k && r.form.view() == form_name;
   if (!listed) return fail("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" +
-                           std::to_string(c.block_k) + " " + (mcast ? "mcast" : "coop") +
-                           " tile (the rows of families/sm90_blockscaled.inc)");
+                           std::to_string(c.block_k) + " " + form_name + " tile (the rows of families/sm90_blockscaled.inc)");
   if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
   if (c.split_k != 1) return fail("no split-K");
   if (c.stages < 2) return fail("needs at least 2 pipeline stages");
@@ -141,13 +146,14 @@ Status Sm90BlockscaledFamily::check(const Problem& p, const Config& c, Blockscal
   a.sb_batch = p.b.scale.batch_stride;
   a.ep = epilogue_args(p);
   l.block_n = c.block_n;
-  l.cluster_m = mcast ? 2 : 1;
+  l.form = form;
+  const int cluster_m = form == sm90::BlockscaledForm::mcast ? 2 : 1;
   l.a_e5m2 = p.a.dtype == OG_DTYPE_FP8_E5M2;
   l.b_e5m2 = p.b.dtype == OG_DTYPE_FP8_E5M2;
   l.grid = og_persistent_grid(int(tiles), dev_.programs());
   l.max_shared = size_t(dev_.info.limits.max_shared_bytes);
   if (!encode(l.map_a, p.a, p.k, p.m, p.a.stride_row, c.block_m, p.batch, &why) ||
-      !encode(l.map_b, p.b, p.k, p.n, p.b.stride_col, c.block_n / l.cluster_m, p.batch, &why))
+      !encode(l.map_b, p.b, p.k, p.n, p.b.stride_col, c.block_n / cluster_m, p.batch, &why))
     return fail(why);
   return {};
 }

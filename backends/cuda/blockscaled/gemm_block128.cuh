@@ -30,10 +30,15 @@ namespace omnigemm::detail::sm90 {
 // CLUSTER_M = 2 (the mcast form): two programs of a cluster work on vertically adjacent tiles with
 // the same columns; each loads half of the B tile and multicasts it to both (sm90_wgmma's mcast),
 // a third fewer L2-to-SM bytes per 128 x 256 tile.
-template <int BLOCK_N_, WgmmaType TA_, WgmmaType TB_, int CLUSTER_M_ = 1>
+// PIPE (the pipe form): two temporary accumulators; a consumer issues K block kt + 1's wgmmas
+// before it promotes block kt, so its own next block keeps the tensor cores busy while it
+// promotes (64 main + 2 x 64 temporary accumulators at 128 columns).
+template <int BLOCK_N_, WgmmaType TA_, WgmmaType TB_, int CLUSTER_M_ = 1, bool PIPE_ = false>
 struct Block128Shape {
   static constexpr int BLOCK_M = 128, BLOCK_N = BLOCK_N_, BLOCK_K = 128, CLUSTER_M = CLUSTER_M_;
+  static constexpr bool PIPE = PIPE_;
   static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "clusters of one or two programs");
+  static_assert(!PIPE || (BLOCK_N <= 128 && CLUSTER_M == 1), "the pipe form: at most 128 columns, no cluster");
   static constexpr WgmmaType TA = TA_, TB = TB_;
   // wgmma N and column halves: each half lies in one 128-column scale block of B.
   static constexpr int kWgmmaN = BLOCK_N < 128 ? BLOCK_N : 128, kHalves = BLOCK_N / kWgmmaN;
@@ -49,6 +54,65 @@ struct Block128Shape {
 // Scale of rows >> shift (shift 0: per row, 7: per 128 rows) at K block kb, batch `base` applied.
 __device__ __forceinline__ float load_scale(const float* base, long long row_offset, long long col_stride, int kb) {
   return __ldg(base + row_offset + (long long)kb * col_stride);
+}
+#endif
+
+#ifdef OG_SM90A_DEVICE
+// The pipe form's K loop over one tile: block kt's wgmmas go into one temporary accumulator while
+// the other still holds block kt - 1, which the consumer promotes once wgmma.wait_group 1 says it is
+// complete (block kt stays in flight); its stage is released then. (stage, phase) carry over.
+template <class S>
+__device__ __forceinline__ void pipelined_mainloop(float (&acc)[S::kAccRegs], float (&tmp0)[S::kTmpRegs],
+                                                   const Block128Args& p, uint64_t* full, uint64_t* empty, int& stage,
+                                                   unsigned& phase, const SmemDescriptor& operand_a,
+                                                   const SmemDescriptor& operand_b, const float* sa, long long sa_lo,
+                                                   long long sa_hi, const float* sb, int lane) {
+  float tmp1[S::kTmpRegs];
+#pragma unroll
+  for (int i = 0; i < S::kTmpRegs; ++i) tmp1[i] = 0.0f;
+  // Scales of the block in flight (promoted next) and of the block being issued.
+  float in_flight_lo = 0, in_flight_hi = 0, in_flight_b = 0;
+  int in_flight_stage = 0;
+  auto promote = [&](float (&t)[S::kTmpRegs], float s_lo, float s_hi) {
+#pragma unroll
+    for (int i = 0; i < S::kTmpRegs; ++i) acc[i] = fmaf(t[i], (i & 2) ? s_hi : s_lo, acc[i]);
+  };
+  // One K block into `cur`; then the block before it (in `prev`) is promoted.
+  auto step = [&](int kt, float (&cur)[S::kTmpRegs], float (&prev)[S::kTmpRegs]) {
+    const float a_lo = load_scale(sa, sa_lo, p.sa_col, kt), a_hi = load_scale(sa, sa_hi, p.sa_col, kt);
+    const float b = load_scale(sb, 0, p.sb_col, kt);
+    mbar_wait(&full[stage], phase);
+    const uint32_t stage_offset = uint32_t(__shfl_sync(0xffffffffu, stage, 0)) * (S::kStageBytes / 16);
+    fence_registers(cur);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      wgmma_fp8<S::kWgmmaN, S::TA, S::TB>(cur, operand_a.at(stage_offset + 2 * kk), operand_b.at(stage_offset + 2 * kk),
+                                          kk > 0 ? 1u : 0u);
+    wgmma_commit();
+    fence_registers(cur);
+    if (kt > 0) {
+      wgmma_wait<1>();  // block kt - 1 complete, block kt in flight
+      fence_registers(prev);
+      if (lane == 0) mbar_arrive(&empty[in_flight_stage]);
+      promote(prev, in_flight_lo * in_flight_b, in_flight_hi * in_flight_b);
+    }
+    in_flight_lo = a_lo, in_flight_hi = a_hi, in_flight_b = b, in_flight_stage = stage;
+    if (++stage == p.stages) { stage = 0; phase ^= 1u; }
+  };
+  int kt = 0;
+  for (; kt + 1 < p.k_tiles; kt += 2) {
+    step(kt, tmp0, tmp1);
+    step(kt + 1, tmp1, tmp0);
+  }
+  if (kt < p.k_tiles) step(kt, tmp0, tmp1);
+  wgmma_wait<0>();
+  const bool last_in_tmp0 = (p.k_tiles - 1) % 2 == 0;
+  fence_registers(tmp0);
+  fence_registers(tmp1);
+  if (lane == 0) mbar_arrive(&empty[in_flight_stage]);
+  if (last_in_tmp0) promote(tmp0, in_flight_lo * in_flight_b, in_flight_hi * in_flight_b);
+  else promote(tmp1, in_flight_lo * in_flight_b, in_flight_hi * in_flight_b);
 }
 #endif
 
@@ -141,6 +205,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       float a_lo = load_scale(sa, sa_lo, p.sa_col, 0), a_hi = load_scale(sa, sa_hi, p.sa_col, 0), b[S::kHalves];
 #pragma unroll
       for (int h = 0; h < S::kHalves; ++h) b[h] = load_scale(sb[h], 0, p.sb_col, 0);
+      if constexpr (S::PIPE) {
+        pipelined_mainloop<S>(acc[0], tmp, p, full, empty, stage, phase, operand_a, operand_b, sa, sa_lo, sa_hi, sb[0], lane);
+      } else {
       for (int kt = 0; kt < p.k_tiles; ++kt) {
         // The next K block's scales (the last block reads its own again), in flight during this one.
         const int kn = kt + 1 < p.k_tiles ? kt + 1 : kt;
@@ -176,6 +243,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         a_lo = next_a_lo, a_hi = next_a_hi;
 #pragma unroll
         for (int h = 0; h < S::kHalves; ++h) b[h] = next_b[h];
+      }
       }
       store_tile<1, S::BLOCK_N>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t, sequence);
     }

@@ -2,7 +2,6 @@
 // pair; the launch dispatch is generated from the same rows.
 #include <atomic>
 
-#include "../sm90/kernel_key.hpp"
 #include "gemm_block128.cuh"
 #include "launch.hpp"
 
@@ -56,9 +55,10 @@ cudaError_t launch_shape(const Block128Launch& l) {
 
 template <WgmmaType TA, WgmmaType TB>
 cudaError_t launch_types(const Block128Launch& l) {
-#define OG_CUDA_SM90_BLOCKSCALED(BM_, BN_, BK_, GM_, ST_, FORM_)                                        \
-  if (l.block_n == BN_ && l.cluster_m == (Form::FORM_ == Form::mcast ? 2 : 1))                        \
-    return launch_shape<Block128Shape<BN_, TA, TB, Form::FORM_ == Form::mcast ? 2 : 1>>(l);
+#define OG_CUDA_SM90_BLOCKSCALED(BM_, BN_, BK_, GM_, ST_, FORM_)                                                  \
+  if (l.block_n == BN_ && l.form == BlockscaledForm::FORM_)                                                       \
+    return launch_shape<Block128Shape<BN_, TA, TB, BlockscaledForm::FORM_ == BlockscaledForm::mcast ? 2 : 1,      \
+                                      BlockscaledForm::FORM_ == BlockscaledForm::pipe>>(l);
 #include "../families/sm90_blockscaled.inc"
 #undef OG_CUDA_SM90_BLOCKSCALED
   return cudaErrorInvalidValue;

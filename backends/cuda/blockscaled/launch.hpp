@@ -25,11 +25,17 @@ struct Block128Args {
   cuda::EpilogueArgs ep;
 };
 
+// The family's forms (families/sm90_blockscaled.inc): coop (one program per tile), mcast (clusters
+// of two programs on vertically adjacent tiles sharing B by multicast), pipe (a second temporary
+// accumulator, so that a consumer's next K block runs on the tensor cores while it promotes the
+// last one; tiles of at most 128 columns).
+enum class BlockscaledForm : int { coop, mcast, pipe };
+
 struct Block128Launch {
   CUtensorMap map_a, map_b;  // K-major fp8 A (M rows) and B (N rows), boxes of 128 x tile rows
   Block128Args args;
   int block_n;               // the row's tile width
-  int cluster_m;             // 2: the mcast form (B multicast over vertically adjacent tiles)
+  BlockscaledForm form;
   bool a_e5m2, b_e5m2;
   int grid;                  // persistent programs
   size_t max_shared;         // the device's opt-in shared memory per block
