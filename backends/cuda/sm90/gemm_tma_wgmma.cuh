@@ -10,8 +10,9 @@
 //   - epilogue: the accumulators go through a small per-consumer shared-memory chunk to
 //     coalesced stores with the shared fused epilogue, while the producer already fills the
 //     ring with the next tile's operands; cooperative tiles' 16-bit outputs whose epilogue fits
-//     in registers (alpha, f32 bias, relu, leaky_relu) are held (staged, and in registers) and
-//     leave by TMA stores during the next tile's first K-tiles (the deferred epilogue).
+//     in registers (alpha, an f32 bias, any activation; no C) are held (staged, and in
+//     registers) and leave by TMA stores during the next tile's first K-tiles (the deferred
+//     epilogue).
 // Shared-memory tiles use the 128-byte swizzle: every tile row is 128 bytes, so BLOCK_K is 64
 // for 16-bit inputs and 128 for fp8. A K-major operand is one TMA box of rows x 128 B; an
 // MN-major operand (16-bit only, wgmma's transpose bit) is BLOCK_MN / 64 boxes of BLOCK_K rows

@@ -5,14 +5,14 @@
 // alternates between two chunks, so one named barrier per chunk suffices. Four ways out,
 // chosen once per launch (uniform branches):
 //   - packed: f16/bf16 D with vector-aligned rows and no C, whose epilogue fits in registers
-//     (RegisterEpilogue: alpha, an f32 bias, relu or leaky_relu; the plain GEMM and the usual
-//     fused layers): the epilogue and the rounding happen in registers, stmatrix writes a chunk
-//     of 64 x 64 finished outputs, and each thread stores 16 bytes at a time;
+//     (RegisterEpilogue: alpha, an f32 bias, any activation): the epilogue and the rounding
+//     happen in registers, stmatrix writes a chunk of 64 x 64 finished outputs, and each thread
+//     stores 16 bytes at a time;
 //   - packed columns: the same for a column-major D (the swapped kernels write D^T, the
 //     caller's row-major D, this way): stmatrix.trans, then 16-byte stores down D's columns;
-//   - vector: D with vector-aligned rows and no C otherwise (f32 D, gelu, silu, a 16-bit
-//     bias): a chunk holds 64 x 32 (or 16) f32 and each thread finishes four outputs at a time
-//     (alpha, bias, activation) into one 8- or 16-byte store;
+//   - vector: D with vector-aligned rows and no C otherwise (a 16-bit bias; f32 D without a
+//     TMA map): a chunk holds 64 x 32 (or 16) f32 and each thread finishes four outputs at a
+//     time (alpha, bias, activation) into one 8- or 16-byte store;
 //   - f32 by TMA: f32 D with vector-aligned rows and a register epilogue, where the launch
 //     has D's map: 64 x 32 chunks finished in registers, staged, stored by the TMA;
 //   - generic (C present, strided or unaligned D): 64 x 32 f32 per chunk through the fully
@@ -21,6 +21,7 @@
 // instructions per warp and chunk kept the consumers out of the mainloop a third of the time.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "../epilogue.cuh"
 #include "device_arch.cuh"
@@ -76,26 +77,45 @@ __device__ __forceinline__ float plain_value(float alpha, float acc) {
 }
 
 // The epilogues the packed ways finish in registers, as each accumulator leaves: alpha, an f32
-// bias along N or M, and relu or leaky_relu (a select each, no transcendental function: gelu
-// and silu take the vector way, whose one copy of the per-element code serves every chunk).
-// With neither bias nor activation it is plain_value. Values are omnigemm/epilogue.h's.
+// bias along N or M and any activation (no C). With neither bias nor activation it is
+// plain_value. Values are omnigemm/epilogue.h's, except that gelu-tanh and silu take their
+// exp forms with the hardware exp2 and a fast division: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u))
+// and x / (1 + exp(-x)), a few f32 ulps from the tanhf / expf forms (two MUFU instructions and
+// a few FMAs, where tanhf alone inlines some 20 with branches into every chunk's code).
 struct RegisterEpilogue {
   float alpha, slope;
-  int act;            // OG_ACT_NONE, OG_ACT_RELU or OG_ACT_LEAKY_RELU
+  int act;            // og_activation
   int bias_mode;      // OG_BIAS_*
   const float* bias;  // this batch's bias vector (bias_mode != OG_BIAS_NONE)
   int m, n;           // the problem's rows and columns (bias reads stay inside)
 
   __device__ __forceinline__ bool fused() const { return act != OG_ACT_NONE || bias_mode != OG_BIAS_NONE; }
-  // The finished output (gm, gn) of accumulator `acc` (fused() only).
+  __device__ __forceinline__ bool exp_form() const { return act == OG_ACT_GELU_TANH || act == OG_ACT_SILU; }
+  // The finished output (gm, gn) of accumulator `acc`. EXP == exp_form() (with_exp_form picks
+  // it once per chunk): gelu and silu share x / (1 + exp(z)), z = -2u or -x; the others are
+  // selects. Without bias or activation: alpha * acc.
+  template <bool EXP>
   __device__ __forceinline__ float apply(float acc, int gm, int gn) const {
     float b = 0.0f;
     if (bias_mode == OG_BIAS_PER_N) b = gn < n ? bias[gn] : 0.0f;
     else if (bias_mode == OG_BIAS_PER_M) b = gm < m ? bias[gm] : 0.0f;
     const float x = og_epilogue_sum(alpha, acc, false, 0.0f, 0.0f, bias_mode != OG_BIAS_NONE, b);
-    return act == OG_ACT_RELU ? og_relu(x) : act == OG_ACT_LEAKY_RELU ? og_leaky_relu(x, slope) : x;
+    if constexpr (EXP) {
+      const float z = act == OG_ACT_GELU_TANH ? -2.0f * (0.7978845608f * (x + 0.044715f * x * x * x)) : -x;
+      return __fdividef(x, 1.0f + __expf(z));
+    } else {
+      return act == OG_ACT_RELU ? og_relu(x) : act == OG_ACT_LEAKY_RELU ? og_leaky_relu(x, slope) : x;
+    }
   }
 };
+
+// f(std::bool_constant<re.exp_form()>{}): two copies of a chunk's loop, chosen once per chunk
+// (one per activation inflated the kernels' code and compile time for no speed).
+template <class F>
+__device__ __forceinline__ void with_exp_form(const RegisterEpilogue& re, F&& f) {
+  if (re.exp_form()) f(std::true_type{});
+  else f(std::false_type{});
+}
 
 __device__ __forceinline__ RegisterEpilogue register_epilogue(const cuda::EpilogueArgs& e, int batch, int m, int n) {
   RegisterEpilogue r;
@@ -234,11 +254,14 @@ __device__ __forceinline__ void pack_chunk(const float (&acc)[WG_M][BLOCK_N / 2]
   const int warp = thread / 32, lane = thread % 32;
   const int gm0 = row0 + 64 * (index / (BLOCK_N / COLS)) + 16 * warp + lane / 4;
   const int gn0 = col0 + COLS * (index % (BLOCK_N / COLS)) + 2 * (lane % 4);
+  with_exp_form(re, [&](auto exp_form) {
+    constexpr bool kExp = decltype(exp_form)::value;
 #pragma unroll
-  for (int q = 0; q < COLS / 4; ++q) {  // accumulators 2q, 2q + 1: one row, adjacent columns
-    const int gm = gm0 + 8 * (q % 2), gn = gn0 + 8 * (q / 2);
-    regs[q] = pack_pair<BF16>(re.apply(from[2 * q], gm, gn), re.apply(from[2 * q + 1], gm, gn + 1));
-  }
+    for (int q = 0; q < COLS / 4; ++q) {  // accumulators 2q, 2q + 1: one row, adjacent columns
+      const int gm = gm0 + 8 * (q % 2), gn = gn0 + 8 * (q / 2);
+      regs[q] = pack_pair<BF16>(re.template apply<kExp>(from[2 * q], gm, gn), re.template apply<kExp>(from[2 * q + 1], gm, gn + 1));
+    }
+  });
 }
 
 template <int BLOCK_N>
@@ -473,16 +496,18 @@ __device__ __forceinline__ void store_tile_f32_tma(const float (&acc)[WG_M][BLOC
       const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
       if (thread == 0) tma_store_wait_read<1>();
       consumer_barrier(consumer);
+      with_exp_form(re, [&](auto exp_form) {
+        constexpr bool kExp = decltype(exp_form)::value;
 #pragma unroll
-      for (int j = 0; j < kCols / 8; ++j)
+        for (int j = 0; j < kCols / 8; ++j)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int q = 4 * (kCols / 8 * c + j) + 2 * h, row = 16 * warp + lane / 4 + 8 * h, col = 8 * j + 2 * (lane % 4);
-          const int gm = row0 + 64 * r + row, gn = col0 + kCols * c + col;
-          const float v0 = re.fused() ? re.apply(acc[r][q], gm, gn) : plain_value(re.alpha, acc[r][q]);
-          const float v1 = re.fused() ? re.apply(acc[r][q + 1], gm, gn + 1) : plain_value(re.alpha, acc[r][q + 1]);
-          st_shared_f32x2(chunk + chunk_offset(row, 4 * col), v0, v1);
-        }
+          for (int h = 0; h < 2; ++h) {
+            const int q = 4 * (kCols / 8 * c + j) + 2 * h, row = 16 * warp + lane / 4 + 8 * h, col = 8 * j + 2 * (lane % 4);
+            const int gm = row0 + 64 * r + row, gn = col0 + kCols * c + col;
+            st_shared_f32x2(chunk + chunk_offset(row, 4 * col), re.template apply<kExp>(acc[r][q], gm, gn),
+                            re.template apply<kExp>(acc[r][q + 1], gm, gn + 1));
+          }
+      });
       fence_proxy_async_shared();
       consumer_barrier(consumer);
       if (thread == 0) tma_store_chunk(map, chunk, col0 + kCols * c, row0 + 64 * r, batch);
