@@ -5,9 +5,10 @@
 // alternates between two chunks, so one named barrier per chunk suffices. Four ways out,
 // chosen once per launch (uniform branches):
 //   - packed: f16/bf16 D with vector-aligned rows and no C, whose epilogue fits in registers
-//     (RegisterEpilogue: alpha, an f32 bias, any activation): the epilogue and the rounding
-//     happen in registers, stmatrix writes a chunk of 64 x 64 finished outputs, and each thread
-//     stores 16 bytes at a time;
+//     (RegisterEpilogue: alpha, an f32 bias, any activation; kernels with two 64-row blocks or
+//     192 columns per consumer and ping-pong tiles: the plain alpha * AB only): the epilogue
+//     and the rounding happen in registers, stmatrix writes a chunk of 64 x 64 finished
+//     outputs, and each thread stores 16 bytes at a time;
 //   - packed columns: the same for a column-major D (the swapped kernels write D^T, the
 //     caller's row-major D, this way): stmatrix.trans, then 16-byte stores down D's columns;
 //   - vector: D with vector-aligned rows and no C otherwise (a 16-bit bias; f32 D without a
@@ -241,27 +242,31 @@ __device__ __forceinline__ bool consumer_any(int consumer, bool pred) {
 // row0, col0: the consumer's tile origin in D (the kernel's orientation); accumulator i of the
 // chunk is at row 64 (block) + 16 warp + lane / 4 + 8 ((i / 2) % 2), column COLS (column chunk)
 // + 8 (i / 4) + 2 (lane % 4) + i % 2 (wgmma's layout).
-template <bool BF16, int COLS, int WG_M, int BLOCK_N>
+// FUSED false: the kernel compiles the plain loop only (re must not be fused()).
+template <bool BF16, int COLS, int WG_M, int BLOCK_N, bool FUSED = true>
 __device__ __forceinline__ void pack_chunk(const float (&acc)[WG_M][BLOCK_N / 2], int index, const RegisterEpilogue& re,
                                            int row0, int col0, int thread, uint32_t (&regs)[COLS / 4]) {
   const float* from = &acc[index / (BLOCK_N / COLS)][index % (BLOCK_N / COLS) * (COLS / 2)];
-  if (!re.fused()) {
+  if (!FUSED || !re.fused()) {
 #pragma unroll
     for (int q = 0; q < COLS / 4; ++q)
       regs[q] = pack_pair<BF16>(plain_value(re.alpha, from[2 * q]), plain_value(re.alpha, from[2 * q + 1]));
     return;
   }
-  const int warp = thread / 32, lane = thread % 32;
-  const int gm0 = row0 + 64 * (index / (BLOCK_N / COLS)) + 16 * warp + lane / 4;
-  const int gn0 = col0 + COLS * (index % (BLOCK_N / COLS)) + 2 * (lane % 4);
-  with_exp_form(re, [&](auto exp_form) {
-    constexpr bool kExp = decltype(exp_form)::value;
+  if constexpr (FUSED) {
+    const int warp = thread / 32, lane = thread % 32;
+    const int gm0 = row0 + 64 * (index / (BLOCK_N / COLS)) + 16 * warp + lane / 4;
+    const int gn0 = col0 + COLS * (index % (BLOCK_N / COLS)) + 2 * (lane % 4);
+    with_exp_form(re, [&](auto exp_form) {
+      constexpr bool kExp = decltype(exp_form)::value;
 #pragma unroll
-    for (int q = 0; q < COLS / 4; ++q) {  // accumulators 2q, 2q + 1: one row, adjacent columns
-      const int gm = gm0 + 8 * (q % 2), gn = gn0 + 8 * (q / 2);
-      regs[q] = pack_pair<BF16>(re.template apply<kExp>(from[2 * q], gm, gn), re.template apply<kExp>(from[2 * q + 1], gm, gn + 1));
-    }
-  });
+      for (int q = 0; q < COLS / 4; ++q) {  // accumulators 2q, 2q + 1: one row, adjacent columns
+        const int gm = gm0 + 8 * (q % 2), gn = gn0 + 8 * (q / 2);
+        regs[q] = pack_pair<BF16>(re.template apply<kExp>(from[2 * q], gm, gn),
+                                  re.template apply<kExp>(from[2 * q + 1], gm, gn + 1));
+      }
+    });
+  }
 }
 
 template <int BLOCK_N>
@@ -329,7 +334,7 @@ static __device__ __noinline__ void copy_packed_round(int first, int last, uint1
 // call per chunk, 2.05-2.6 us this way (H100, 3072^3 and 6144^3; the deferred 128x256
 // epilogue's hold takes 0.4). Most of it is the stores: every program writes its 72 KB at the
 // same moment, ~4.5 TB/s into L2 together.
-template <bool BF16, bool TRANSPOSED, int WG_M, int BLOCK_N>
+template <bool BF16, bool TRANSPOSED, int WG_M, int BLOCK_N, bool FUSED>
 __device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld,
                                                     const RegisterEpilogue& re, int m, int n, int row0, int col0,
                                                     uint32_t chunks, int consumer, int thread, unsigned& sequence) {
@@ -345,7 +350,7 @@ __device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N /
 #pragma unroll
     for (int i = first; i < last; ++i) {
       uint32_t regs[kCols / 4];
-      pack_chunk<BF16, kCols, WG_M, BLOCK_N>(acc, i, re, row0, col0, thread, regs);
+      pack_chunk<BF16, kCols, WG_M, BLOCK_N, FUSED>(acc, i, re, row0, col0, thread, regs);
       stage_packed_chunk<TRANSPOSED, kCols>(regs, buffer + (i - first) * kStagedBytes, thread);
     }
     consumer_barrier(consumer);
@@ -464,7 +469,7 @@ __device__ __forceinline__ uint16_t* d_batch_base(const cuda::EpilogueArgs& e, i
 }
 
 // D's base for the batch and the output type, then store_packed_chunks.
-template <bool TRANSPOSED, int WG_M, int BLOCK_N>
+template <bool TRANSPOSED, int WG_M, int BLOCK_N, bool FUSED>
 __device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2], const cuda::EpilogueArgs& e, int batch,
                                                   int m, int n, int row0, int col0, uint32_t chunks, int consumer,
                                                   int thread, unsigned& sequence) {
@@ -472,9 +477,11 @@ __device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2
   const long long ld = TRANSPOSED ? e.d.sc : e.d.sr;
   const RegisterEpilogue re = register_epilogue(e, batch, m, n);
   if (e.d.dtype == OG_DTYPE_BF16)
-    store_packed_chunks<true, TRANSPOSED, WG_M, BLOCK_N>(acc, d, ld, re, m, n, row0, col0, chunks, consumer, thread, sequence);
+    store_packed_chunks<true, TRANSPOSED, WG_M, BLOCK_N, FUSED>(acc, d, ld, re, m, n, row0, col0, chunks, consumer, thread,
+                                                               sequence);
   else
-    store_packed_chunks<false, TRANSPOSED, WG_M, BLOCK_N>(acc, d, ld, re, m, n, row0, col0, chunks, consumer, thread, sequence);
+    store_packed_chunks<false, TRANSPOSED, WG_M, BLOCK_N, FUSED>(acc, d, ld, re, m, n, row0, col0, chunks, consumer, thread,
+                                                                sequence);
 }
 
 // f32 D by TMA stores (map: D in boxes of 32 columns x 64 rows, the chunks' 128-byte swizzle;
@@ -520,12 +527,16 @@ __device__ __forceinline__ void store_tile_f32_tma(const float (&acc)[WG_M][BLOC
 // block (wgmma's layout). `chunks` is the shared address of this consumer's two staging
 // chunks; `sequence` counts the chunks it has used, so the double buffering carries across tiles.
 // `f32_map`: D's f32 TMA map where the launch has one (store_tile_f32_tma), else null.
-template <int WG_M, int BLOCK_N>
+// REGISTER_EPILOGUE: the kernel compiles the register epilogue's fused loops and the f32 TMA
+// way; without it (consumers with two 64-row blocks, ping-pong tiles or 192 columns, where those
+// loops made ptxas spill), only the plain GEMM's 16-bit outputs take the packed ways.
+template <int WG_M, int BLOCK_N, bool REGISTER_EPILOGUE>
 __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], const cuda::EpilogueArgs& e, int batch, int m,
                                            int n, int row0, int col0, uint32_t chunks, int consumer, int thread,
                                            unsigned& sequence, const CUtensorMap* f32_map) {
   const int warp = thread / 32, lane = thread % 32;
-  if constexpr (BLOCK_N % 32 == 0) {
+  const bool packable = REGISTER_EPILOGUE || (e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE);
+  if constexpr (BLOCK_N % 32 == 0 && REGISTER_EPILOGUE) {
     if (f32_map) {
       store_tile_f32_tma<WG_M, BLOCK_N>(acc, register_epilogue(e, batch, m, n), f32_map, batch, row0, col0, chunks, consumer,
                                         thread, sequence);
@@ -533,13 +544,15 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], cons
     }
   }
   if constexpr (BLOCK_N % 64 == 0) {  // row-major packed chunks are 64 columns wide
-    if (packed_rows_out(e)) {
-      store_tile_packed<false, WG_M, BLOCK_N>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread, sequence);
+    if (packable && packed_rows_out(e)) {
+      store_tile_packed<false, WG_M, BLOCK_N, REGISTER_EPILOGUE>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread,
+                                                                 sequence);
       return;
     }
   }
-  if (packed_cols_out(e)) {
-    store_tile_packed<true, WG_M, BLOCK_N>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread, sequence);
+  if (packable && packed_cols_out(e)) {
+    store_tile_packed<true, WG_M, BLOCK_N, REGISTER_EPILOGUE>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread,
+                                                              sequence);
     return;
   }
   constexpr int kCols = BLOCK_N < 32 ? BLOCK_N : 32;  // f32 columns per chunk
