@@ -4,6 +4,7 @@
 // pre-rounded to TF32 make the tensor cores' products exact, so those cases meet the f32 bound.
 #include <doctest/doctest.h>
 
+#include "config_space.hpp"
 #include "cuda_device_support.hpp"
 #include "tf32_cases.hpp"
 
