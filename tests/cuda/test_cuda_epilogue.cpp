@@ -1,8 +1,8 @@
 // The Hopper kernel's packed ways out with fused epilogues: an f32 bias (per N or per M) and
-// relu / leaky_relu are finished in registers (tile_epilogue.cuh RegisterEpilogue), on the
+// every activation are finished in registers (tile_epilogue.cuh RegisterEpilogue), on the
 // deferred TMA-store way (cooperative tiles, N a multiple of 8), the direct packed way (other N,
-// 256x128, ping-pong) and the transposed one (swap: D^T). Multi-tile problems, 16-bit D aligned,
-// every element checked against float64; gelu, silu and 16-bit bias keep the vector way.
+// 256x128, ping-pong) and the transposed one (swap: D^T); f32 D through TMA-stored chunks.
+// Multi-tile problems, aligned D, every element checked against float64.
 #include <doctest/doctest.h>
 
 #include "cuda_device_support.hpp"
@@ -10,7 +10,7 @@
 using namespace omnigemm;
 using namespace omnigemm::test;
 
-TEST_CASE("cuda epilogue: bias and relu / leaky_relu fused on the Hopper kernel's packed and deferred ways") {
+TEST_CASE("cuda epilogue: bias and every activation fused on the Hopper kernel's packed, deferred and f32 TMA ways") {
   auto ctx = sm90_context("fused packed epilogue");
   if (!ctx) return;
   const char* configs[] = {"sm90_wgmma:128x256x64-g16-s4-w12-coop", "sm90_wgmma:256x128x64-g8-s4-w12-coop",
@@ -19,17 +19,19 @@ TEST_CASE("cuda epilogue: bias and relu / leaky_relu fused on the Hopper kernel'
   int ran = 0;
   for (const char* config : configs) {
     const bool fp8 = std::string(config).find("128x256x128") != std::string::npos;  // BLOCK_K 128: fp8 rows
-    for (int i = 0; i < 6; ++i) {
+    for (int i = 0; i < 8; ++i) {
       // N = 1032 (deferred TMA stores where the tile is cooperative) or 1036 (not a multiple of 8:
       // direct packed stores); K = 200 / 264 (the next tile's K-tiles carry the held chunks).
-      Case c{i == 5 ? 37 : 700 + 3 * i, i % 2 ? 1036 : 1032, i < 3 ? 200 : 264, 1 + i % 2};
+      Case c{i == 5 ? 37 : 700 + 3 * i, i % 2 ? 1036 : 1032, i % 4 < 2 ? 200 : 264, 1 + i % 2};
       c.config = config;
       c.tma_aligned = c.d_aligned = true;
       c.a = c.b = fp8 ? Dtype::fp8_e4m3 : (i % 3 == 2 ? Dtype::bf16 : Dtype::f16);
       c.tb = fp8 || i >= 3;  // fp8 needs B K-major; 16-bit both layouts
-      c.d = i % 2 ? Dtype::bf16 : Dtype::f16;
+      c.d = i >= 6 ? Dtype::f32 : i % 2 ? Dtype::bf16 : Dtype::f16;  // f32: N 1032 / 1036 both multiples of 4
       c.epi.alpha = i == 4 ? -1.25f : 0.5f;
-      c.epi.act = i % 3 == 0 ? Activation::relu : i % 3 == 1 ? Activation::leaky_relu : Activation::none;
+      const Activation acts[] = {Activation::relu,      Activation::leaky_relu, Activation::none, Activation::gelu_tanh,
+                                 Activation::silu,      Activation::gelu_tanh,  Activation::silu, Activation::leaky_relu};
+      c.epi.act = acts[i];
       c.epi.slope = 0.2f;
       c.epi.bias_mode = i % 3 == 2 ? BiasMode::per_m : i == 0 ? BiasMode::none : BiasMode::per_n;
       CAPTURE(i);
@@ -37,5 +39,5 @@ TEST_CASE("cuda epilogue: bias and relu / leaky_relu fused on the Hopper kernel'
       ++ran;
     }
   }
-  CHECK(ran == 30);
+  CHECK(ran == 40);
 }

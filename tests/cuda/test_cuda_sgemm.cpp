@@ -5,6 +5,7 @@
 
 #include "backend_cases.hpp"
 #include "context_internal.hpp"
+#include "tf32_cases.hpp"
 #include "dispatch.hpp"
 
 using namespace omnigemm;
@@ -76,12 +77,13 @@ TEST_CASE("cuda sgemm: f32 problems dispatch to the f32 family, others do not") 
     return;
   }
   for (int64_t size : {64, 1024, 4096}) {
-    std::vector<float> a(size_t(size * size)), d(size_t(size * size));
+    HostMatrix a(size, size, Dtype::f32), d(size, size, Dtype::f32);
     Gemm g;
-    g.a = Matrix::host(a.data(), size, size, Dtype::f32);
-    g.b = Matrix::host(a.data(), size, size, Dtype::f32);
-    g.d = Matrix::host(d.data(), size, size, Dtype::f32);
-    auto e = ctx->explain(g);
+    g.a = a.host_view();
+    g.b = a.host_view();
+    g.c = d.host_view();
+    g.d = d.host_view();
+    auto e = explain_on_device(*ctx, g);  // device operands: explain plans on the backend's memory
     REQUIRE_MESSAGE(e.ok(), e.status().message);
     CAPTURE(size);
     CHECK_MESSAGE(e.value().config().find("sgemm:") == 0, e.value().config());

@@ -313,8 +313,8 @@ bool Sm90WgmmaFamily::encode_operand(CUtensorMap& map, const Operand& o, int eb,
 }
 
 // D for the deferred epilogue's TMA stores: a 16-bit row-major D with 16-byte aligned base, rows
-// and batches whose epilogue fits in registers (tile_epilogue.cuh: alpha, an f32 bias, relu or
-// leaky_relu), in boxes of 64 x 64 with the staging chunks' 128-byte swizzle. TMA drops the rows
+// and batches whose epilogue fits in registers (tile_epilogue.cuh: alpha, an f32 bias, any
+// activation; no C), in boxes of 64 x 64 with the staging chunks' 128-byte swizzle. TMA drops the rows
 // of edge boxes beyond D but columns only in whole 16-byte units, so N must be a multiple of 8.
 // An f32 D of the same kind (N a multiple of 4) gets boxes of 32 x 64 (128-byte rows) for the f32
 // chunks' TMA stores. False where D is anything else.

@@ -10,8 +10,9 @@
 //   - epilogue: the accumulators go through a small per-consumer shared-memory chunk to
 //     coalesced stores with the shared fused epilogue, while the producer already fills the
 //     ring with the next tile's operands; cooperative tiles' 16-bit outputs whose epilogue fits
-//     in registers (alpha, f32 bias, relu, leaky_relu) are held (staged, and in registers) and
-//     leave by TMA stores during the next tile's first K-tiles (the deferred epilogue).
+//     in registers (alpha, an f32 bias, any activation; no C) are held (staged, and in
+//     registers) and leave by TMA stores during the next tile's first K-tiles (the deferred
+//     epilogue).
 // Shared-memory tiles use the 128-byte swizzle: every tile row is 128 bytes, so BLOCK_K is 64
 // for 16-bit inputs and 128 for fp8. A K-major operand is one TMA box of rows x 128 B; an
 // MN-major operand (16-bit only, wgmma's transpose bit) is BLOCK_MN / 64 boxes of BLOCK_K rows
@@ -507,10 +508,16 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     // 64-row blocks per consumer): holding raised their spills from 4 / 8 to 12 / 28 bytes.
     // Split-K pairs receive partials in the staging chunks, where a deferred tile would wait.
     constexpr bool kDeferrable = !S::PINGPONG && !S::SPLIT_PAIRS && S::WG_M == 1 && S::CONSUMER_N % 64 == 0;
-    // f32 D by TMA stores (store_tile_f32_tma) where the host encoded its map; not for split-K
-    // pairs, whose partials arrive in the staging chunks.
+    // Bias and activations in registers on the packed ways, and f32 D by TMA stores
+    // (store_tile_f32_tma, where the host encoded its map), for one 64-row block of 64, 128 or
+    // 256 columns per consumer of cooperative tiles (store_tile's REGISTER_EPILOGUE): with two
+    // blocks, ping-pong or 192 columns ptxas spilled 8-60 bytes (192: 4 stored, 20 loaded) where
+    // the plain kernels spill at most 4 / 12; not for split-K pairs, whose partials arrive in the
+    // staging chunks.
+    constexpr bool kRegisterEpilogue = !S::PINGPONG && !S::SPLIT_PAIRS && S::WG_M == 1 &&
+                                       (S::CONSUMER_N == 64 || S::CONSUMER_N == 128 || S::CONSUMER_N == 256);
     const CUtensorMap* f32_map =
-        !S::SPLIT_PAIRS && S::CONSUMER_N % 32 == 0 && p.defer_epilogue && p.ep.d.dtype == OG_DTYPE_F32 ? &map_d : nullptr;
+        kRegisterEpilogue && S::CONSUMER_N % 32 == 0 && p.defer_epilogue && p.ep.d.dtype == OG_DTYPE_F32 ? &map_d : nullptr;
     auto consume = [&](auto defer_tag) {
       constexpr bool kDefer = kDeferrable && decltype(defer_tag)::value;
       // The producer fills the ring with every work item's K-tiles in order: (stage, phase) is
@@ -609,8 +616,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
             deferred.template hold<false>(acc, re, &map_d, row0, n0, item.batch, chunks, consumer, t);
           continue;
         }
-        store_tile<S::WG_M, S::CONSUMER_N>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t, chunk_sequence,
-                                           f32_map);
+        store_tile<S::WG_M, S::CONSUMER_N, kRegisterEpilogue>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t,
+                                                              chunk_sequence, f32_map);
         if constexpr (S::SPLIT_PAIRS) exchange.hand_back(unsigned(rank ^ 1));
       }
       flush_deferred();

@@ -30,10 +30,9 @@ struct Launch {
 };
 
 // Whether e's epilogue fits the packed ways' RegisterEpilogue (tile_epilogue.cuh): no C, an f32
-// bias or none, relu, leaky_relu or no activation.
+// bias or none, any activation.
 __host__ __device__ inline bool register_epilogue_fits(const cuda::EpilogueArgs& e) {
-  return !e.has_c && (e.act == OG_ACT_NONE || e.act == OG_ACT_RELU || e.act == OG_ACT_LEAKY_RELU) &&
-         (e.bias_mode == OG_BIAS_NONE || e.bias_dtype == OG_DTYPE_F32);
+  return !e.has_c && (e.bias_mode == OG_BIAS_NONE || e.bias_dtype == OG_DTYPE_F32);
 }
 
 // Every launcher returns cudaErrorInvalidValue for a key/layout no table row instantiates.

@@ -5,14 +5,15 @@
 // alternates between two chunks, so one named barrier per chunk suffices. Four ways out,
 // chosen once per launch (uniform branches):
 //   - packed: f16/bf16 D with vector-aligned rows and no C, whose epilogue fits in registers
-//     (RegisterEpilogue: alpha, an f32 bias, relu or leaky_relu; the plain GEMM and the usual
-//     fused layers): the epilogue and the rounding happen in registers, stmatrix writes a chunk
-//     of 64 x 64 finished outputs, and each thread stores 16 bytes at a time;
+//     (RegisterEpilogue: alpha, an f32 bias, any activation; kernels with two 64-row blocks or
+//     192 columns per consumer and ping-pong tiles: the plain alpha * AB only): the epilogue
+//     and the rounding happen in registers, stmatrix writes a chunk of 64 x 64 finished
+//     outputs, and each thread stores 16 bytes at a time;
 //   - packed columns: the same for a column-major D (the swapped kernels write D^T, the
 //     caller's row-major D, this way): stmatrix.trans, then 16-byte stores down D's columns;
-//   - vector: D with vector-aligned rows and no C otherwise (f32 D, gelu, silu, a 16-bit
-//     bias): a chunk holds 64 x 32 (or 16) f32 and each thread finishes four outputs at a time
-//     (alpha, bias, activation) into one 8- or 16-byte store;
+//   - vector: D with vector-aligned rows and no C otherwise (a 16-bit bias; f32 D without a
+//     TMA map): a chunk holds 64 x 32 (or 16) f32 and each thread finishes four outputs at a
+//     time (alpha, bias, activation) into one 8- or 16-byte store;
 //   - f32 by TMA: f32 D with vector-aligned rows and a register epilogue, where the launch
 //     has D's map: 64 x 32 chunks finished in registers, staged, stored by the TMA;
 //   - generic (C present, strided or unaligned D): 64 x 32 f32 per chunk through the fully
@@ -21,6 +22,7 @@
 // instructions per warp and chunk kept the consumers out of the mainloop a third of the time.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "../epilogue.cuh"
 #include "device_arch.cuh"
@@ -76,26 +78,45 @@ __device__ __forceinline__ float plain_value(float alpha, float acc) {
 }
 
 // The epilogues the packed ways finish in registers, as each accumulator leaves: alpha, an f32
-// bias along N or M, and relu or leaky_relu (a select each, no transcendental function: gelu
-// and silu take the vector way, whose one copy of the per-element code serves every chunk).
-// With neither bias nor activation it is plain_value. Values are omnigemm/epilogue.h's.
+// bias along N or M and any activation (no C). With neither bias nor activation it is
+// plain_value. Values are omnigemm/epilogue.h's, except that gelu-tanh and silu take their
+// exp forms with the hardware exp2 and a fast division: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u))
+// and x / (1 + exp(-x)), a few f32 ulps from the tanhf / expf forms (two MUFU instructions and
+// a few FMAs, where tanhf alone inlines some 20 with branches into every chunk's code).
 struct RegisterEpilogue {
   float alpha, slope;
-  int act;            // OG_ACT_NONE, OG_ACT_RELU or OG_ACT_LEAKY_RELU
+  int act;            // og_activation
   int bias_mode;      // OG_BIAS_*
   const float* bias;  // this batch's bias vector (bias_mode != OG_BIAS_NONE)
   int m, n;           // the problem's rows and columns (bias reads stay inside)
 
   __device__ __forceinline__ bool fused() const { return act != OG_ACT_NONE || bias_mode != OG_BIAS_NONE; }
-  // The finished output (gm, gn) of accumulator `acc` (fused() only).
+  __device__ __forceinline__ bool exp_form() const { return act == OG_ACT_GELU_TANH || act == OG_ACT_SILU; }
+  // The finished output (gm, gn) of accumulator `acc`. EXP == exp_form() (with_exp_form picks
+  // it once per chunk): gelu and silu share x / (1 + exp(z)), z = -2u or -x; the others are
+  // selects. Without bias or activation: alpha * acc.
+  template <bool EXP>
   __device__ __forceinline__ float apply(float acc, int gm, int gn) const {
     float b = 0.0f;
     if (bias_mode == OG_BIAS_PER_N) b = gn < n ? bias[gn] : 0.0f;
     else if (bias_mode == OG_BIAS_PER_M) b = gm < m ? bias[gm] : 0.0f;
     const float x = og_epilogue_sum(alpha, acc, false, 0.0f, 0.0f, bias_mode != OG_BIAS_NONE, b);
-    return act == OG_ACT_RELU ? og_relu(x) : act == OG_ACT_LEAKY_RELU ? og_leaky_relu(x, slope) : x;
+    if constexpr (EXP) {
+      const float z = act == OG_ACT_GELU_TANH ? -2.0f * (0.7978845608f * (x + 0.044715f * x * x * x)) : -x;
+      return __fdividef(x, 1.0f + __expf(z));
+    } else {
+      return act == OG_ACT_RELU ? og_relu(x) : act == OG_ACT_LEAKY_RELU ? og_leaky_relu(x, slope) : x;
+    }
   }
 };
+
+// f(std::bool_constant<re.exp_form()>{}): two copies of a chunk's loop, chosen once per chunk
+// (one per activation inflated the kernels' code and compile time for no speed).
+template <class F>
+__device__ __forceinline__ void with_exp_form(const RegisterEpilogue& re, F&& f) {
+  if (re.exp_form()) f(std::true_type{});
+  else f(std::false_type{});
+}
 
 __device__ __forceinline__ RegisterEpilogue register_epilogue(const cuda::EpilogueArgs& e, int batch, int m, int n) {
   RegisterEpilogue r;
@@ -221,23 +242,30 @@ __device__ __forceinline__ bool consumer_any(int consumer, bool pred) {
 // row0, col0: the consumer's tile origin in D (the kernel's orientation); accumulator i of the
 // chunk is at row 64 (block) + 16 warp + lane / 4 + 8 ((i / 2) % 2), column COLS (column chunk)
 // + 8 (i / 4) + 2 (lane % 4) + i % 2 (wgmma's layout).
-template <bool BF16, int COLS, int WG_M, int BLOCK_N>
+// FUSED false: the kernel compiles the plain loop only (re must not be fused()).
+template <bool BF16, int COLS, int WG_M, int BLOCK_N, bool FUSED = true>
 __device__ __forceinline__ void pack_chunk(const float (&acc)[WG_M][BLOCK_N / 2], int index, const RegisterEpilogue& re,
                                            int row0, int col0, int thread, uint32_t (&regs)[COLS / 4]) {
   const float* from = &acc[index / (BLOCK_N / COLS)][index % (BLOCK_N / COLS) * (COLS / 2)];
-  if (!re.fused()) {
+  if (!FUSED || !re.fused()) {
 #pragma unroll
     for (int q = 0; q < COLS / 4; ++q)
       regs[q] = pack_pair<BF16>(plain_value(re.alpha, from[2 * q]), plain_value(re.alpha, from[2 * q + 1]));
     return;
   }
-  const int warp = thread / 32, lane = thread % 32;
-  const int gm0 = row0 + 64 * (index / (BLOCK_N / COLS)) + 16 * warp + lane / 4;
-  const int gn0 = col0 + COLS * (index % (BLOCK_N / COLS)) + 2 * (lane % 4);
+  if constexpr (FUSED) {
+    const int warp = thread / 32, lane = thread % 32;
+    const int gm0 = row0 + 64 * (index / (BLOCK_N / COLS)) + 16 * warp + lane / 4;
+    const int gn0 = col0 + COLS * (index % (BLOCK_N / COLS)) + 2 * (lane % 4);
+    with_exp_form(re, [&](auto exp_form) {
+      constexpr bool kExp = decltype(exp_form)::value;
 #pragma unroll
-  for (int q = 0; q < COLS / 4; ++q) {  // accumulators 2q, 2q + 1: one row, adjacent columns
-    const int gm = gm0 + 8 * (q % 2), gn = gn0 + 8 * (q / 2);
-    regs[q] = pack_pair<BF16>(re.apply(from[2 * q], gm, gn), re.apply(from[2 * q + 1], gm, gn + 1));
+      for (int q = 0; q < COLS / 4; ++q) {  // accumulators 2q, 2q + 1: one row, adjacent columns
+        const int gm = gm0 + 8 * (q % 2), gn = gn0 + 8 * (q / 2);
+        regs[q] = pack_pair<BF16>(re.template apply<kExp>(from[2 * q], gm, gn),
+                                  re.template apply<kExp>(from[2 * q + 1], gm, gn + 1));
+      }
+    });
   }
 }
 
@@ -306,7 +334,7 @@ static __device__ __noinline__ void copy_packed_round(int first, int last, uint1
 // call per chunk, 2.05-2.6 us this way (H100, 3072^3 and 6144^3; the deferred 128x256
 // epilogue's hold takes 0.4). Most of it is the stores: every program writes its 72 KB at the
 // same moment, ~4.5 TB/s into L2 together.
-template <bool BF16, bool TRANSPOSED, int WG_M, int BLOCK_N>
+template <bool BF16, bool TRANSPOSED, int WG_M, int BLOCK_N, bool FUSED>
 __device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N / 2], uint16_t* d, long long ld,
                                                     const RegisterEpilogue& re, int m, int n, int row0, int col0,
                                                     uint32_t chunks, int consumer, int thread, unsigned& sequence) {
@@ -322,7 +350,7 @@ __device__ __forceinline__ void store_packed_chunks(float (&acc)[WG_M][BLOCK_N /
 #pragma unroll
     for (int i = first; i < last; ++i) {
       uint32_t regs[kCols / 4];
-      pack_chunk<BF16, kCols, WG_M, BLOCK_N>(acc, i, re, row0, col0, thread, regs);
+      pack_chunk<BF16, kCols, WG_M, BLOCK_N, FUSED>(acc, i, re, row0, col0, thread, regs);
       stage_packed_chunk<TRANSPOSED, kCols>(regs, buffer + (i - first) * kStagedBytes, thread);
     }
     consumer_barrier(consumer);
@@ -441,7 +469,7 @@ __device__ __forceinline__ uint16_t* d_batch_base(const cuda::EpilogueArgs& e, i
 }
 
 // D's base for the batch and the output type, then store_packed_chunks.
-template <bool TRANSPOSED, int WG_M, int BLOCK_N>
+template <bool TRANSPOSED, int WG_M, int BLOCK_N, bool FUSED>
 __device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2], const cuda::EpilogueArgs& e, int batch,
                                                   int m, int n, int row0, int col0, uint32_t chunks, int consumer,
                                                   int thread, unsigned& sequence) {
@@ -449,9 +477,11 @@ __device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2
   const long long ld = TRANSPOSED ? e.d.sc : e.d.sr;
   const RegisterEpilogue re = register_epilogue(e, batch, m, n);
   if (e.d.dtype == OG_DTYPE_BF16)
-    store_packed_chunks<true, TRANSPOSED, WG_M, BLOCK_N>(acc, d, ld, re, m, n, row0, col0, chunks, consumer, thread, sequence);
+    store_packed_chunks<true, TRANSPOSED, WG_M, BLOCK_N, FUSED>(acc, d, ld, re, m, n, row0, col0, chunks, consumer, thread,
+                                                               sequence);
   else
-    store_packed_chunks<false, TRANSPOSED, WG_M, BLOCK_N>(acc, d, ld, re, m, n, row0, col0, chunks, consumer, thread, sequence);
+    store_packed_chunks<false, TRANSPOSED, WG_M, BLOCK_N, FUSED>(acc, d, ld, re, m, n, row0, col0, chunks, consumer, thread,
+                                                                sequence);
 }
 
 // f32 D by TMA stores (map: D in boxes of 32 columns x 64 rows, the chunks' 128-byte swizzle;
@@ -473,16 +503,18 @@ __device__ __forceinline__ void store_tile_f32_tma(const float (&acc)[WG_M][BLOC
       const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
       if (thread == 0) tma_store_wait_read<1>();
       consumer_barrier(consumer);
+      with_exp_form(re, [&](auto exp_form) {
+        constexpr bool kExp = decltype(exp_form)::value;
 #pragma unroll
-      for (int j = 0; j < kCols / 8; ++j)
+        for (int j = 0; j < kCols / 8; ++j)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int q = 4 * (kCols / 8 * c + j) + 2 * h, row = 16 * warp + lane / 4 + 8 * h, col = 8 * j + 2 * (lane % 4);
-          const int gm = row0 + 64 * r + row, gn = col0 + kCols * c + col;
-          const float v0 = re.fused() ? re.apply(acc[r][q], gm, gn) : plain_value(re.alpha, acc[r][q]);
-          const float v1 = re.fused() ? re.apply(acc[r][q + 1], gm, gn + 1) : plain_value(re.alpha, acc[r][q + 1]);
-          st_shared_f32x2(chunk + chunk_offset(row, 4 * col), v0, v1);
-        }
+          for (int h = 0; h < 2; ++h) {
+            const int q = 4 * (kCols / 8 * c + j) + 2 * h, row = 16 * warp + lane / 4 + 8 * h, col = 8 * j + 2 * (lane % 4);
+            const int gm = row0 + 64 * r + row, gn = col0 + kCols * c + col;
+            st_shared_f32x2(chunk + chunk_offset(row, 4 * col), re.template apply<kExp>(acc[r][q], gm, gn),
+                            re.template apply<kExp>(acc[r][q + 1], gm, gn + 1));
+          }
+      });
       fence_proxy_async_shared();
       consumer_barrier(consumer);
       if (thread == 0) tma_store_chunk(map, chunk, col0 + kCols * c, row0 + 64 * r, batch);
@@ -495,12 +527,16 @@ __device__ __forceinline__ void store_tile_f32_tma(const float (&acc)[WG_M][BLOC
 // block (wgmma's layout). `chunks` is the shared address of this consumer's two staging
 // chunks; `sequence` counts the chunks it has used, so the double buffering carries across tiles.
 // `f32_map`: D's f32 TMA map where the launch has one (store_tile_f32_tma), else null.
-template <int WG_M, int BLOCK_N>
+// REGISTER_EPILOGUE: the kernel compiles the register epilogue's fused loops and the f32 TMA
+// way; without it (consumers with two 64-row blocks, ping-pong tiles or 192 columns, where those
+// loops made ptxas spill), only the plain GEMM's 16-bit outputs take the packed ways.
+template <int WG_M, int BLOCK_N, bool REGISTER_EPILOGUE>
 __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], const cuda::EpilogueArgs& e, int batch, int m,
                                            int n, int row0, int col0, uint32_t chunks, int consumer, int thread,
                                            unsigned& sequence, const CUtensorMap* f32_map = nullptr) {
   const int warp = thread / 32, lane = thread % 32;
-  if constexpr (BLOCK_N % 32 == 0) {
+  const bool packable = REGISTER_EPILOGUE || (e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE);
+  if constexpr (BLOCK_N % 32 == 0 && REGISTER_EPILOGUE) {
     if (f32_map) {
       store_tile_f32_tma<WG_M, BLOCK_N>(acc, register_epilogue(e, batch, m, n), f32_map, batch, row0, col0, chunks, consumer,
                                         thread, sequence);
@@ -508,13 +544,15 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], cons
     }
   }
   if constexpr (BLOCK_N % 64 == 0) {  // row-major packed chunks are 64 columns wide
-    if (packed_rows_out(e)) {
-      store_tile_packed<false, WG_M, BLOCK_N>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread, sequence);
+    if (packable && packed_rows_out(e)) {
+      store_tile_packed<false, WG_M, BLOCK_N, REGISTER_EPILOGUE>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread,
+                                                                 sequence);
       return;
     }
   }
-  if (packed_cols_out(e)) {
-    store_tile_packed<true, WG_M, BLOCK_N>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread, sequence);
+  if (packable && packed_cols_out(e)) {
+    store_tile_packed<true, WG_M, BLOCK_N, REGISTER_EPILOGUE>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread,
+                                                              sequence);
     return;
   }
   constexpr int kCols = BLOCK_N < 32 ? BLOCK_N : 32;  // f32 columns per chunk
