@@ -45,6 +45,22 @@ TEST_CASE("vulkan skinny: every config on ragged shapes, epilogues, dtypes, layo
       ++i;
     }
   }
+  // Few columns and more rows: D^T = B^T A^T, with both bias modes and C.
+  int j = 0;
+  for (const detail::Config& cfg : skinny->configs()) {
+    Case t{cfg.block_n * 2 + 7, 1 + j % 5, 75, 1 + j % 2};
+    t.config = cfg.to_string();
+    t.a = ins[(j + 2) % 5];
+    t.b = ins[j % 5];
+    t.d = outs[j % 3];
+    t.ta = j % 2 == 1;
+    t.ld = j % 3 == 0 ? Layout::col_major : Layout::row_major;
+    t.epi.beta = 0.25f;
+    t.epi.bias_mode = j % 2 ? BiasMode::per_m : BiasMode::per_n;
+    t.epi.act = acts[(j + 1) % 5];
+    run_case(*ctx, t);
+    ++j;
+  }
   // K = 0 (D = act(beta C + bias)) and a 16-bit B whose vector loads cover all of N.
   Case k0{5, 64, 0};
   k0.config = skinny->configs()[0].to_string();
@@ -77,6 +93,7 @@ TEST_CASE("vulkan skinny: the cost model picks it for decode shapes and not abov
     CHECK(family_for(m, 4096, 4096) == "vulkan.skinny");
     CHECK(family_for(m, 14336, 4096) == "vulkan.skinny");
   }
+  CHECK(family_for(4096, 16, 4096) == "vulkan.skinny");  // as D^T = B^T A^T
   CHECK(family_for(128, 4096, 4096) != "vulkan.skinny");
   CHECK(family_for(1024, 1024, 1024) != "vulkan.skinny");
 }
