@@ -61,13 +61,13 @@ TEST_CASE("vulkan skinny: every config on ragged shapes, epilogues, dtypes, layo
     run_case(*ctx, t);
     ++j;
   }
-  // K = 0 (D = act(beta C + bias)) and a 16-bit B whose vector loads cover all of N.
+  // K = 0 (D = act(beta C + bias)), and a 16-bit B whose vector loads cover all of N over several K blocks.
   Case k0{5, 64, 0};
   k0.config = skinny->configs()[0].to_string();
   k0.epi.beta = 1.0f;
   k0.epi.bias_mode = BiasMode::per_n;
   run_case(*ctx, k0);
-  Case vec{7, 256, 96};
+  Case vec{7, 256, 600};  // K over several K blocks
   vec.config = skinny->configs()[0].to_string();
   vec.a = vec.b = Dtype::f16;
   vec.d = Dtype::f16;

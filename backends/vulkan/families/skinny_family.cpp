@@ -12,13 +12,16 @@ namespace omnigemm::detail::vulkan {
 namespace {
 
 constexpr Config kSkinnyConfigs[] = {
-#define OG_VK_SKINNY(bm, bn, warps) Config{"skinny", bm, bn, 16, 1, 1, warps, 0, 1, {}},
+#define OG_VK_SKINNY(bm, bn, bk, warps) Config{"skinny", bm, bn, bk, 1, 1, warps, 0, 1, {}},
 #include "skinny.inc"
 #undef OG_VK_SKINNY
 };
 
 constexpr int kVec = 4;             // columns per column thread (the shader's VEC)
 constexpr int64_t kSkinnyRows = 32;  // the rows of A (or columns of B) up to which the family is offered
+
+// The shader's shared memory: the KT x BLOCK_N partial sums and the staged BLOCK_M x BLOCK_K of A, f32.
+int64_t shared_bytes(const Config& c, int threads) { return 4 * (int64_t(threads) * kVec + int64_t(c.block_m) * c.block_k); }
 
 // Few columns and more rows: run D^T = B^T A^T, a problem with few rows.
 bool runs_transposed(const Problem& p) { return p.n < p.m && p.n <= kSkinnyRows; }
@@ -52,12 +55,13 @@ Status SkinnyFamily::can_implement(const Problem& p, const Config& c) const {
     return error(StatusCode::unsupported, "tile " + c.to_string() + ": split_k 1 and 1 stage only (K is split among a workgroup's threads)");
   if (c.waves_per_eu) return error(StatusCode::unsupported, "waves_per_eu is an AMD occupancy hint; Vulkan takes none");
   const int threads = c.warps * limits().warp_size, columns = c.block_n / kVec;
-  if (c.block_m < 1 || c.block_m > 32 || c.block_n % kVec || columns < 1 || threads % columns || threads > limits().max_threads_per_group)
+  if (c.block_m < 1 || c.block_m > 32 || c.block_n % kVec || columns < 1 || threads % columns || threads > limits().max_threads_per_group ||
+      c.block_k % (threads / columns))
     return error(StatusCode::unsupported, "tile " + c.to_string() + ": BLOCK_M 1..32 and BLOCK_N a multiple of 4 whose BLOCK_N/4 column "
                                           "threads divide the " + std::to_string(threads) + " threads (at most " +
-                                          std::to_string(limits().max_threads_per_group) + ")");
-  if (int64_t(threads) * kVec * 4 > limits().max_shared_bytes)
-    return error(StatusCode::unsupported, std::to_string(threads * kVec * 4) + " bytes of shared memory exceed the device's " +
+                                          std::to_string(limits().max_threads_per_group) + "), BLOCK_K a multiple of the rest");
+  if (shared_bytes(c, threads) > limits().max_shared_bytes)
+    return error(StatusCode::unsupported, std::to_string(shared_bytes(c, threads)) + " bytes of shared memory exceed the device's " +
                                               std::to_string(limits().max_shared_bytes));
   return {};
 }
@@ -100,7 +104,7 @@ Status SkinnyFamily::plan(const Problem& given, const Config& c, VulkanLaunch& o
   out.derived = run_as;
   out.tiles = uint64_t((p.n + c.block_n - 1) / c.block_n);  // one work item per BLOCK_N columns; rows loop inside
   out.shader = Shader::skinny;
-  out.shared_bytes = int64_t(out.threads) * kVec * 4;
+  out.shared_bytes = shared_bytes(c, int(out.threads));
   return {};
 }
 
