@@ -4,12 +4,13 @@
 // VEC consecutive columns each, times KT threads along K, each summing every KT-th K; so a
 // workgroup streams its columns of B over all of K with KT rows in flight per step, and there are
 // N / BLOCK_N workgroups (many more than the 2-D tile families have for small M). The rows of A
-// are done BLOCK_M at a time (B is read again for each further chunk, from cache); the KT partial
+// are done BLOCK_M at a time (B is read again for each further chunk, from cache), K in blocks of
+// BLOCK_K whose A values the workgroup decodes once into shared memory; the KT partial
 // sums of each output are added in a fixed order through shared memory (deterministic), then the
 // shared epilogue runs once per row of the chunk.
 //
 // Specialization ids 0..6 (gemm_common.glsl): BLOCK_M rows of A per pass, BLOCK_N columns per
-// workgroup, BLOCK_K (unused: K is not tiled), GROUP_M (unused), THREADS, A_TYPE, B_TYPE.
+// workgroup, BLOCK_K the K block (a multiple of KT), GROUP_M (unused), THREADS, A_TYPE, B_TYPE.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_8bit_storage : require
@@ -24,6 +25,9 @@ const uint VEC = 4;
 const uint CT = BLOCK_N / VEC;  // column threads
 const uint KT = THREADS / CT;   // threads along K
 shared float partial[KT * BLOCK_N];
+// The chunk's rows of A over one K block, decoded to f32 once per workgroup (every column thread
+// reads them from here instead of decoding them itself).
+shared float a_stage[BLOCK_M * BLOCK_K];
 
 float load_a(uint i) {
   if (A_TYPE == 0u) return a32[i];
@@ -53,18 +57,29 @@ void main() {
     float acc[BLOCK_M][VEC];
     [[unroll]] for (uint r = 0; r < BLOCK_M; ++r)
       [[unroll]] for (uint j = 0; j < VEC; ++j) acc[r][j] = 0.0;
-    for (uint k = kt; k < p.K; k += KT) {
-      float b[VEC];
-      if (b_vec_ok) {
-        const uvec2 w = n < p.N ? b_vec[(b_base + k * p.b_sr + n) / 4u] : uvec2(0);
-        const uint h[4] = uint[4](w.x & 0xffffu, w.x >> 16, w.y & 0xffffu, w.y >> 16);
-        [[unroll]] for (uint j = 0; j < VEC; ++j) b[j] = decode(B_TYPE, h[j]);
-      } else {
-        [[unroll]] for (uint j = 0; j < VEC; ++j) b[j] = n + j < p.N ? load_b(b_base + k * p.b_sr + (n + j) * p.b_sc) : 0.0;
+    for (uint kb = 0; kb < p.K; kb += BLOCK_K) {
+      barrier();  // the previous block's reads of a_stage are done
+      for (uint e = tid; e < BLOCK_M * BLOCK_K; e += THREADS) {
+        const uint m = m0 + e / BLOCK_K, k = kb + e % BLOCK_K;
+        a_stage[e] = m < p.M && k < p.K ? load_a(a_base + m * p.a_sr + k * p.a_sc) : 0.0;
       }
-      [[unroll]] for (uint r = 0; r < BLOCK_M; ++r) {
-        if (m0 + r < p.M) {
-          const float a = load_a(a_base + (m0 + r) * p.a_sr + k * p.a_sc);
+      barrier();
+      // BLOCK_K / KT rows of B per thread and block: a constant count, so their loads can be
+      // issued ahead of the FMAs.
+      for (uint i = 0; i < BLOCK_K / KT; ++i) {
+        const uint kk = kt + i * KT, k = kb + kk;
+        float b[VEC];
+        if (k >= p.K) {
+          [[unroll]] for (uint j = 0; j < VEC; ++j) b[j] = 0.0;
+        } else if (b_vec_ok) {
+          const uvec2 w = n < p.N ? b_vec[(b_base + k * p.b_sr + n) / 4u] : uvec2(0);
+          const uint h[4] = uint[4](w.x & 0xffffu, w.x >> 16, w.y & 0xffffu, w.y >> 16);
+          [[unroll]] for (uint j = 0; j < VEC; ++j) b[j] = decode(B_TYPE, h[j]);
+        } else {
+          [[unroll]] for (uint j = 0; j < VEC; ++j) b[j] = n + j < p.N ? load_b(b_base + k * p.b_sr + (n + j) * p.b_sc) : 0.0;
+        }
+        [[unroll]] for (uint r = 0; r < BLOCK_M; ++r) {
+          const float a = a_stage[r * BLOCK_K + kk];
           [[unroll]] for (uint j = 0; j < VEC; ++j) acc[r][j] = fma(a, b[j], acc[r][j]);
         }
       }

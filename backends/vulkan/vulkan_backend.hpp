@@ -1,9 +1,11 @@
-// Vulkan backend: the portable shader family on any Vulkan 1.2 device, lavapipe included; the KHR
-// cooperative-matrix and NV cooperative matrix 2 families where the device has them.
+// Vulkan backend: the portable and skinny shader families on any Vulkan 1.2 device, lavapipe
+// included; the KHR cooperative-matrix and NV cooperative matrix 2 families where the device has
+// them.
 //
-// Files by concern: vulkan_device.cpp (instance/device creation or adoption of a host VkDevice,
-// capability queries), vulkan_pipelines.cpp (layouts, modules, SPIR-V patching, pipeline cache,
-// specialization), vulkan_dispatch.cpp (descriptor sets, command recording, submission, timing),
+// Files by concern: vulkan_device.cpp (instance/device creation or adoption of a host VkDevice),
+// vulkan_properties.cpp (the device's properties and the pure choices made from them),
+// vulkan_pipelines.cpp (layouts, modules, SPIR-V patching, pipeline cache, specialization),
+// vulkan_pipeline_set.cpp (the bounded set of pipelines shared by threads), vulkan_dispatch.cpp (descriptor sets, command recording, submission, timing),
 // vulkan_memory.cpp (buffers and transfers), families/ (the kernel families).
 //
 // Synchronous runs record into an internal command buffer and wait on a fence; og_gemm_async

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "problem.hpp"
 #include "vulkan_pipelines.hpp"
@@ -11,6 +12,7 @@ namespace omnigemm::detail::vulkan {
 
 struct VulkanLaunch {
   const Problem* problem = nullptr;  // the buffers bound to the descriptor set
+  std::shared_ptr<const Problem> derived;  // the problem as run, where a family rewrites it (problem points here)
   Shader shader = Shader::portable;
   Specialization spec;
   // pid_base and batch_base are set per dispatch when the grid is split (see `tiles`).

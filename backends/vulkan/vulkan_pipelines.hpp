@@ -1,7 +1,7 @@
 // Compute pipelines: one descriptor/pipeline layout shared by every GEMM shader, the embedded
 // SPIR-V modules (the bf16 cooperative-matrix modules patched from the f16 ones), and pipelines
 // made per (module, specialization constants) through a VkPipelineCache persisted in
-// ~/.cache/omnigemm (or $OMNIGEMM_VK_PIPELINE_CACHE), kept in a bounded set (pipeline_set.hpp).
+// ~/.cache/omnigemm (or $OMNIGEMM_VK_PIPELINE_CACHE), kept in a bounded set (vulkan_pipeline_set.hpp).
 #pragma once
 
 #include <atomic>

@@ -45,13 +45,29 @@ TEST_CASE("vulkan skinny: every config on ragged shapes, epilogues, dtypes, layo
       ++i;
     }
   }
-  // K = 0 (D = act(beta C + bias)) and a 16-bit B whose vector loads cover all of N.
+  // Few columns and more rows: D^T = B^T A^T, with both bias modes and C.
+  int j = 0;
+  for (const detail::Config& cfg : skinny->configs()) {
+    Case t{cfg.block_n * 2 + 7, 1 + j % 5, 75, 1 + j % 2};
+    t.config = cfg.to_string();
+    t.a = ins[(j + 2) % 5];
+    t.b = ins[j % 5];
+    t.d = outs[j % 3];
+    t.ta = j % 2 == 1;
+    t.ld = j % 3 == 0 ? Layout::col_major : Layout::row_major;
+    t.epi.beta = 0.25f;
+    t.epi.bias_mode = j % 2 ? BiasMode::per_m : BiasMode::per_n;
+    t.epi.act = acts[(j + 1) % 5];
+    run_case(*ctx, t);
+    ++j;
+  }
+  // K = 0 (D = act(beta C + bias)), and a 16-bit B whose vector loads cover all of N over several K blocks.
   Case k0{5, 64, 0};
   k0.config = skinny->configs()[0].to_string();
   k0.epi.beta = 1.0f;
   k0.epi.bias_mode = BiasMode::per_n;
   run_case(*ctx, k0);
-  Case vec{7, 256, 96};
+  Case vec{7, 256, 600};  // K over several K blocks
   vec.config = skinny->configs()[0].to_string();
   vec.a = vec.b = Dtype::f16;
   vec.d = Dtype::f16;
@@ -62,6 +78,12 @@ TEST_CASE("vulkan skinny: every config on ragged shapes, epilogues, dtypes, layo
 TEST_CASE("vulkan skinny: the cost model picks it for decode shapes and not above 32 rows") {
   auto ctx = backend_context(Backend::vulkan, "skinny choice");
   if (!ctx) return;
+  auto& be = detail::context_backend(ctx->c_handle());
+  if (detail::vulkan_family_usable(be, vulkan_family(be, "coopmat"))) {
+    // Offered only where no cooperative-matrix family runs (see skinny_family.cpp).
+    MESSAGE("SKIPPED vulkan skinny: the cost model's choice: " << be.device().name << " runs the coopmat family");
+    return;
+  }
   auto family_for = [&](int64_t m, int64_t n, int64_t k) {
     HostMatrix A(m, k, Dtype::f16), B(k, n, Dtype::f16), D(m, n, Dtype::f16);
     Gemm g;
@@ -77,6 +99,7 @@ TEST_CASE("vulkan skinny: the cost model picks it for decode shapes and not abov
     CHECK(family_for(m, 4096, 4096) == "vulkan.skinny");
     CHECK(family_for(m, 14336, 4096) == "vulkan.skinny");
   }
+  CHECK(family_for(4096, 16, 4096) == "vulkan.skinny");  // as D^T = B^T A^T
   CHECK(family_for(128, 4096, 4096) != "vulkan.skinny");
   CHECK(family_for(1024, 1024, 1024) != "vulkan.skinny");
 }
