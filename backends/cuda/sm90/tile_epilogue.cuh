@@ -529,8 +529,9 @@ __device__ __forceinline__ void store_tile_f32_tma(const float (&acc)[WG_M][BLOC
 // `f32_map`: D's f32 TMA map where the launch has one (store_tile_f32_tma), else null.
 // REGISTER_EPILOGUE: the kernel compiles the register epilogue's fused loops and the f32 TMA
 // way; without it (consumers with two 64-row blocks, ping-pong tiles or 192 columns, where those
-// loops made ptxas spill), only the plain GEMM's 16-bit outputs take the packed ways.
-template <int WG_M, int BLOCK_N, bool REGISTER_EPILOGUE>
+// loops made ptxas spill, and the block-scaled kernel), only the plain GEMM's 16-bit outputs
+// take the packed ways.
+template <int WG_M, int BLOCK_N, bool REGISTER_EPILOGUE = false>
 __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], const cuda::EpilogueArgs& e, int batch, int m,
                                            int n, int row0, int col0, uint32_t chunks, int consumer, int thread,
                                            unsigned& sequence, const CUtensorMap* f32_map = nullptr) {
