@@ -96,7 +96,7 @@ TEST_CASE("cuda block-scaled: 128-blockwise fp8 on sm90_blockscaled, random ragg
   auto ctx = sm90_context("128-blockwise fp8 GEMMs on cuda.sm90_blockscaled");
   if (!ctx) return;
   check_block128(*ctx,
-                 {"", "sm90_blockscaled:128x256x128-g8-s4-w12-coop", "sm90_blockscaled:128x128x128-g8-s6-w12-coop",
+                 {"", "sm90_blockscaled:128x256x128-g16-s4-w12-coop", "sm90_blockscaled:128x128x128-g8-s6-w12-coop",
                   "sm90_blockscaled:128x64x128-g8-s8-w12-coop"},
                  12);
 }
