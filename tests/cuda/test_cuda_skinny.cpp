@@ -138,7 +138,7 @@ TEST_CASE("cuda: unaligned skinny problems choose skinny and match float64") {
   for (auto [m, n, k, tb] : {std::tuple{int64_t(1), int64_t(7433), int64_t(1290), false},
                              std::tuple{int64_t(3), int64_t(771), int64_t(1360), true},
                              std::tuple{int64_t(4789), int64_t(1), int64_t(4968), false},
-                             std::tuple{int64_t(12632), int64_t(9), int64_t(1799), true}}) {
+                             std::tuple{int64_t(314), int64_t(1), int64_t(1448), false}}) {
     Case c{m, n, k};
     c.a = c.b = c.d = Dtype::bf16;
     c.tb = tb;
