@@ -349,6 +349,7 @@ void bench_one(BackendState& bs, HostProblem& hp, const Options& o, const Row& b
   // The estimate keeps the best rate seen: a launch-bound tiny problem's rate must not make the
   // next large one look hours long (random sweeps alternate them).
   if (slowest > 0) bs.rate_gflops = std::max(bs.rate_gflops, flops(hp.shape, hp.st) / (slowest * 1e-3) / 1e9);
+  bs.largest_gflop = std::max(bs.largest_gflop, flops(hp.shape, hp.st) / 1e9);
   rows.push_back(r);
   if (v.status != "skipped") rows.push_back(v);
   if (!plain_row.impl.empty() && plain_row.status != "skipped") rows.push_back(plain_row);

@@ -42,6 +42,7 @@ struct BackendState {
   std::unique_ptr<ActivationPass> act;  // device kernel for the unfused-epilogue baseline
   std::string act_why;
   double rate_gflops = 0;  // best measured so far (slowest implementation per problem), for the time budget
+  double largest_gflop = 0;  // the largest problem measured so far (GFLOP): rates extrapolate only so far
 };
 
 inline double flops(const Shape& s, const Storage& st) { return 2.0 * double(s.m) * double(s.n) * double(s.k) * double(st.batch); }

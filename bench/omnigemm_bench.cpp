@@ -157,11 +157,14 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, progress ? "\r\033[K[%zu/%zu] %s %s %s ..." : "[%zu/%zu] %s %s %s\n", done, total,
                      base.backend.c_str(), dt.name().c_str(), sh.label().c_str());
         std::fflush(stderr);
-        // Time budget: skip what the last measured rate says would take too long.
-        // Before the first measurement, a CPU is assumed to reach 20 GFLOP/s per core (GPUs: no estimate).
-        const double rate = bs.rate_gflops > 0 ? bs.rate_gflops
-                            : bs.kind == OG_BACKEND_CPU ? 20.0 * bs.dev.compute_units : 0;
-        const double est_s = rate > 0 ? flops(sh, hp.st) / (rate * 1e9) * (o.min_samples + 2) * 2 : 0;
+        // Time budget: skip what the best measured rate says would take too long. Before the first
+        // measurement a CPU is assumed to reach 20 GFLOP/s per core; on a GPU a rate measured only on
+        // problems over 100x smaller (launch-bound) says nothing about this one, which then runs.
+        const bool cpu = bs.kind == OG_BACKEND_CPU;
+        const double gflop = flops(sh, hp.st) / 1e9;
+        const double rate = cpu ? (bs.rate_gflops > 0 ? bs.rate_gflops : 20.0 * bs.dev.compute_units)
+                            : gflop <= 100 * bs.largest_gflop ? bs.rate_gflops : 0;
+        const double est_s = rate > 0 ? gflop / rate * (o.min_samples + 2) * 2 : 0;
         if (est_s > o.max_config_s) {
           Row r = base;
           r.impl = "omnigemm";
