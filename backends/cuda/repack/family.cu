@@ -7,11 +7,11 @@
 // sm90_wgmma table's rows under this family's name; the cost model ranks them against
 // cuda.sm80_mma's gathering loader with the copy's bytes over the memory bandwidth and one launch.
 #include <algorithm>
-#include <mutex>
 #include <vector>
 
 #include "../families.hpp"
 #include "copy.hpp"
+#include "staged.hpp"
 
 namespace omnigemm::detail {
 
@@ -72,8 +72,7 @@ class Sm90RepackFamily final : public KernelFamily {
   Status describe(const Problem& p, const Config& c, PlanSummary& out) const override {
     RepackPlan pl;
     Status s = plan(p, c, pl);
-    if (!s || !(s = inner_.describe(pl.inner, pl.inner_config, out))) return s;
-    out.workspace_bytes = WorkspaceNeed::round(out.workspace_bytes) + pl.scratch_bytes;
+    if (!s || !(s = describe_staged(inner_, pl.inner, pl.inner_config, pl.scratch_bytes, out))) return s;
     const std::string what = pl.copies_a && pl.copies_b ? "A and B" : pl.copies_a ? "A" : "B";
     out.notes = what + " copied K-major into " + std::to_string(pl.scratch_bytes) +
                 " B of 16-byte aligned workspace (one launch), then " + out.notes;
@@ -84,43 +83,15 @@ class Sm90RepackFamily final : public KernelFamily {
     RepackPlan pl;
     Status s = plan(p, c, pl);
     if (!s) return s;
-    OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
-    const cudaStream_t st = static_cast<cudaStream_t>(stream);
-    // The caller's workspace holds the inner call's split-K parts first, then the copies; the
-    // engine's own keeps the copies in its per-stream scratch.
-    const CallerWorkspace caller = caller_workspace(p);
-    long long inner_bytes = 0;
-    if (caller.ptr) {
-      PlanSummary inner_plan;
-      if (!(s = inner_.describe(pl.inner, pl.inner_config, inner_plan))) return s;
-      inner_bytes = WorkspaceNeed::round(inner_plan.workspace_bytes);
-    }
-    if (caller.ptr && caller.bytes < uint64_t(inner_bytes + pl.scratch_bytes))
-      return error(StatusCode::invalid_argument, "workspace: " + std::to_string(caller.bytes) +
-                                                     " bytes given but this call needs " +
-                                                     std::to_string(inner_bytes + pl.scratch_bytes) + " (og_gemm_workspace_size)");
-    std::unique_lock<std::mutex> order(dev_.scratch_order(), std::defer_lock);
-    char* scratch = nullptr;
-    if (caller.ptr) {
-      scratch = caller.ptr + inner_bytes;
-    } else {
-      order.lock();  // the per-stream scratch is shared: copy and GEMM of one call stay adjacent
-      WorkspaceNeed need;
-      need.scratch_bytes = pl.scratch_bytes;
-      WorkspaceParts parts;
-      if (!(s = dev_.workspace(CallerWorkspace{}, st, need, parts))) return s;
-      scratch = parts.scratch;
-    }
-    for (int i = 0; i < pl.copy.count; ++i) {
-      pl.copy.copy[i].dst = scratch + pl.offsets[i];
-      pl.copied[i]->mem.ptr = scratch + pl.offsets[i];
-    }
-    if (caller.ptr) {
-      pl.inner.workspace = p.workspace;
-      pl.inner.workspace_bytes = uint64_t(inner_bytes);
-    }
-    OG_CUDA_TRY(repack::launch(pl.copy, st), "repack copy launch");
-    return inner_.run(pl.inner, pl.inner_config, stream);
+    return run_staged(dev_, inner_, p, pl.inner, pl.inner_config, pl.scratch_bytes, stream,
+                      [&](char* scratch, cudaStream_t st) -> Status {
+                        for (int i = 0; i < pl.copy.count; ++i) {
+                          pl.copy.copy[i].dst = scratch + pl.offsets[i];
+                          pl.copied[i]->mem.ptr = scratch + pl.offsets[i];
+                        }
+                        OG_CUDA_TRY(repack::launch(pl.copy, st), "repack copy launch");
+                        return {};
+                      });
   }
 
  private:
