@@ -175,14 +175,17 @@ TEST_CASE("cuda model: problems TMA or wgmma cannot take fall to sm90_repack, sm
   CHECK_FALSE(s.ok());
   CHECK(s.message.find("16 bytes") != std::string::npos);
   // f32 inputs (full f32 by default) run on the f32 family (at 300^3 the model ranks it and simt's
-  // small tiles about equal); mixed f16 x bf16 inputs have no tensor-core family.
+  // small tiles about equal); small mixed f16 x bf16 inputs on simt (the copies' launch costs more
+  // than the problem), large ones on sm90_repack's TF32 copies (test_cuda_mixed's model case).
   CHECK(choice(be, problem(1000, 1000, 1000, OG_DTYPE_F32, OG_DTYPE_F32)).rfind("sgemm:", 0) == 0);
-  CHECK(choice(be, problem(300, 300, 300, OG_DTYPE_F16, OG_DTYPE_F32, false, 0, OG_DTYPE_BF16)).rfind("simt:", 0) == 0);
+  CHECK(choice(be, problem(32, 32, 32, OG_DTYPE_F16, OG_DTYPE_F32, false, 0, OG_DTYPE_BF16)).rfind("simt:", 0) == 0);
   // fp8 with B row-major (N-major): wgmma needs K-major fp8; the repack copy transposes B.
   CHECK(choice(be, problem(2048, 2048, 2048, OG_DTYPE_FP8_E4M3, OG_DTYPE_F16)).rfind("sm90_repack:", 0) == 0);
-  // f16 x bf16 has no Hopper kernel, copied or not: mma.sync would convert, simt runs it.
-  CHECK_FALSE(be.families()[1]->can_implement(problem(300, 300, 300, OG_DTYPE_F16, OG_DTYPE_F32, false, 3, OG_DTYPE_BF16),
-                                              be.families()[1]->configs()[0]));
+  // f16 x bf16 has no Hopper kernel in place: sm90_wgmma refuses it, naming the pairs it takes.
+  s = be.families()[0]->can_implement(problem(300, 300, 300, OG_DTYPE_F16, OG_DTYPE_F32, false, 0, OG_DTYPE_BF16),
+                                      *Config::parse("sm90_wgmma:128x128x32-g8-s6-w12-coop"));
+  CHECK_FALSE(s.ok());
+  CHECK(s.message.find("inputs must be") != std::string::npos);
   // Every row of every table is well-formed and names its family.
   for (const KernelFamily* f : be.families())
     for (const Config& c : f->configs()) {
@@ -316,5 +319,78 @@ TEST_CASE("cuda model: f32 runs on the f32 family in full f32, on tensor cores o
     Problem row_b = problem(n, n, n, OG_DTYPE_F32, OG_DTYPE_F32, false);
     row_b.compute_mode = OG_COMPUTE_TF32;
     CHECK(choice(be, row_b).rfind("sm90_repack:", 0) == 0);
+  }
+}
+
+TEST_CASE("cuda model: mixed inputs run on the Hopper tensor cores through sm90_repack's converting copies") {
+  ModelledH100 be;
+  KernelFamily& repack = *be.families()[1];
+  REQUIRE(std::string(repack.name()) == "sm90_repack");
+  struct Pair {
+    og_dtype a, b;
+    bool tf32;  // f16 x bf16: f32 copies on the TF32 rows (BLOCK_K 32); else the 16-bit rows (64)
+  };
+  const std::vector<Pair> pairs = {
+      {OG_DTYPE_F16, OG_DTYPE_FP8_E4M3, false},  {OG_DTYPE_FP8_E4M3, OG_DTYPE_F16, false},
+      {OG_DTYPE_F16, OG_DTYPE_FP8_E5M2, false},  {OG_DTYPE_FP8_E5M2, OG_DTYPE_F16, false},
+      {OG_DTYPE_BF16, OG_DTYPE_FP8_E4M3, false}, {OG_DTYPE_FP8_E4M3, OG_DTYPE_BF16, false},
+      {OG_DTYPE_BF16, OG_DTYPE_FP8_E5M2, false}, {OG_DTYPE_FP8_E5M2, OG_DTYPE_BF16, false},
+      {OG_DTYPE_F16, OG_DTYPE_BF16, true},       {OG_DTYPE_BF16, OG_DTYPE_F16, true}};
+  for (const Pair& pr : pairs)
+    for (int64_t s : {1024, 2048, 4096, 8192})
+      for (bool b_col : {false, true})
+        for (int64_t pad : {0, 3}) {
+          CAPTURE(int(pr.a));
+          CAPTURE(int(pr.b));
+          CAPTURE(s);
+          CAPTURE(b_col);
+          CAPTURE(pad);
+          Problem p = problem(s, s, s, pr.a, OG_DTYPE_F16, b_col, pad);
+          p.b.dtype = pr.b;
+          const auto ranked = rank_candidates(be, p);
+          REQUIRE_FALSE(ranked.empty());
+          const Config& c = ranked.front().config;
+          CHECK(c.family == "sm90_repack");
+          CHECK(c.block_k == (pr.tf32 ? 32 : 64));
+          CHECK(ranked.front().cost.extra_ms > 0);  // the copies are priced
+          // The TF32 rows' efficiency is restated against the 16-bit peak the model applies to
+          // p: half the 16-bit rows' (TF32 wgmma runs at half the 16-bit rate).
+          CHECK(ranked.front().hints.efficiency == doctest::Approx(pr.tf32 ? 0.375 : 0.75));
+        }
+  // Aligned K-major operands still need the copy where the types differ: one operand for
+  // 16-bit x fp8 (the fp8 one, converted), both for f16 x bf16.
+  Problem aligned = problem(2048, 2048, 2048, OG_DTYPE_F16, OG_DTYPE_F16, true);
+  aligned.b.dtype = OG_DTYPE_FP8_E4M3;
+  CHECK(repack.can_implement(aligned, *Config::parse("sm90_repack:128x256x64-g16-s4-w12-coop")));
+  aligned.b.dtype = OG_DTYPE_BF16;
+  CHECK(repack.can_implement(aligned, *Config::parse("sm90_repack:128x256x32-g16-s4-w12-coop")));
+  // f16 x bf16 on a 16-bit row is refused with the TF32 kernel's reason, saying it runs on f32 copies.
+  const Status s = repack.can_implement(aligned, *Config::parse("sm90_repack:128x256x64-g16-s4-w12-coop"));
+  CHECK_FALSE(s.ok());
+  CHECK(s.message.find("f32 copies run as TF32") != std::string::npos);
+  CHECK(s.message.find("BLOCK_K") != std::string::npos);
+  // Pairs with no exact common wgmma type are refused, naming the pairs it takes.
+  Problem f32_f16 = aligned;
+  f32_f16.a.dtype = OG_DTYPE_F32;
+  const Status r = repack.can_implement(f32_f16, repack.configs()[0]);
+  CHECK_FALSE(r.ok());
+  CHECK(r.message.find("16-bit x fp8") != std::string::npos);
+  // Small problems: the copies' launch costs more than the generic paths' whole run: up to 48^3
+  // 16-bit x fp8 runs on sm80_mma's gathering loader and f16 x bf16 on simt (sm90_repack was ranked
+  // and predicted slower); from 64^3 the tensor cores' rate pays for the copies.
+  for (int64_t s : {17, 24, 32, 40, 48, 64, 96, 128, 256}) {
+    CAPTURE(s);
+    const bool small = s <= 48;
+    Problem p8 = problem(s, s, s, OG_DTYPE_F16, OG_DTYPE_F16, true);
+    p8.b.dtype = OG_DTYPE_FP8_E4M3;
+    const std::string c8 = choice(be, p8);
+    CHECK_MESSAGE(c8.rfind(small ? "sm80_mma:" : "sm90_repack:", 0) == 0, c8);
+    Problem pm = problem(s, s, s, OG_DTYPE_F16, OG_DTYPE_F16, true);
+    pm.b.dtype = OG_DTYPE_BF16;
+    const std::string cm = choice(be, pm);
+    CHECK_MESSAGE(cm.rfind(small ? "simt:" : "sm90_repack:", 0) == 0, cm);
+    int repack_ranked = 0;
+    for (const auto& cand : rank_candidates(be, pm)) repack_ranked += cand.config.family == "sm90_repack";
+    CHECK(repack_ranked > 0);
   }
 }
