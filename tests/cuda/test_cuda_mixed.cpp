@@ -30,8 +30,8 @@ namespace {
 
 bool same_value(double a, double b) { return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b)); }
 
-// One mixed GEMM on device memory: A (op(A) M x K) and B in the given layouts with odd leading
-// dimensions and batch gaps, A's base `a_offset` bytes past an aligned address, B broadcast over
+// One mixed GEMM on device memory: A (op(A) M x K) and B in the given layouts with odd (or 16-byte
+// aligned) leading dimensions and batch gaps, A's base `a_offset` bytes past an aligned address, B broadcast over
 // the batches when b_broadcast; C (beta), bias and activation from `e`; inputs scaled by a_scale
 // and b_scale (small scales reach subnormal f16 and fp8). Checks the family explain names (when
 // `expect_family` is set), that the explanation says what it converted, and every element of D.
@@ -42,6 +42,7 @@ struct MixedCase {
   uint64_t a_offset = 0;
   bool b_broadcast = false;
   float a_scale = 1.0f, b_scale = 1.0f;
+  bool aligned = false;  // 16-byte aligned rows and batches: a 16-bit operand is loaded in place
   EpilogueSpec e;
   std::string config;
   const char* expect_family = "cuda.sm90_repack";
@@ -58,8 +59,16 @@ void run_mixed(Context& ctx, const MixedCase& c) {
   CAPTURE(c.ta);
   CAPTURE(c.tb);
   CAPTURE(c.config);
-  HostMatrix A(c.ta ? c.k : c.m, c.ta ? c.m : c.k, c.a, Layout::row_major, 3, c.batch, 1);
-  HostMatrix B(c.tb ? c.n : c.k, c.tb ? c.k : c.n, c.b, Layout::row_major, 5, c.b_broadcast ? 1 : c.batch, 3);
+  // Odd pads and gaps, or (aligned) rows and batches on 16-byte boundaries plus 16 bytes.
+  auto pad = [&](Dtype t, int64_t inner, int64_t odd) {
+    const int64_t per16 = 16 / dtype_size(t);
+    return c.aligned ? (inner + per16 - 1) / per16 * per16 - inner + per16 : odd;
+  };
+  const int64_t a_cols = c.ta ? c.m : c.k, b_cols = c.tb ? c.k : c.n;
+  HostMatrix A(c.ta ? c.k : c.m, a_cols, c.a, Layout::row_major, pad(c.a, a_cols, 3), c.batch,
+               c.aligned ? 16 / dtype_size(c.a) : 1);
+  HostMatrix B(c.tb ? c.n : c.k, b_cols, c.b, Layout::row_major, pad(c.b, b_cols, 5), c.b_broadcast ? 1 : c.batch,
+               c.aligned ? 16 / dtype_size(c.b) : 3);
   A.transposed = c.ta;
   B.transposed = c.tb;
   HostMatrix C(c.m, c.n, c.d, Layout::row_major, 1, c.batch, 2), D(c.m, c.n, c.d, Layout::row_major, 1, c.batch, 2);
@@ -215,6 +224,19 @@ TEST_CASE("cuda mixed: layouts, batches, misaligned bases, a broadcast B and sub
   MixedCase sub8{257, 190, 1000, 1, Dtype::fp8_e4m3, Dtype::f16};
   sub8.a_scale = 0.02f;
   run_mixed(*ctx, sub8);
+  // Aligned 16-bit operands stay in place (only the fp8 one is copied), K-major or MN-major, as
+  // the engine chooses and forced.
+  for (int layout = 0; layout < 4; ++layout) {
+    MixedCase al{520, 390, 300, 2, layout % 2 ? Dtype::fp8_e4m3 : Dtype::bf16, layout % 2 ? Dtype::f16 : Dtype::fp8_e5m2};
+    al.ta = layout & 1;
+    al.tb = layout & 2;
+    al.aligned = true;
+    al.d = Dtype::f16;
+    al.e.beta = 0.25f;
+    run_mixed(*ctx, al);
+    al.config = layout < 2 ? sixteen : "sm90_repack:128x256x64-g16-s4-w12-coop";
+    run_mixed(*ctx, al);
+  }
   // Split-K on the copies: the inner call's partials and the copies share the workspace.
   MixedCase split{100, 90, 3000, 1, Dtype::bf16, Dtype::f16};
   split.config = "sm90_repack:128x64x32-g8-s8-w12-k4-coop";
