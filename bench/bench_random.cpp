@@ -52,6 +52,7 @@ std::vector<Shape> random_shapes(const Options& o) {
   for (int i = 0; i < o.random_count; ++i) {
     Shape s;
     s.drawn = true;
+    s.draw = int64_t(out.size());
     s.dtype = int(std::uniform_int_distribution<size_t>(0, o.dtypes.size() - 1)(g));
     const DtypeSpec& dt = o.dtypes[size_t(s.dtype)];
     const double kind = std::uniform_real_distribution<double>(0, 1)(g);
