@@ -24,10 +24,18 @@ CUresult no_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, co
   return CUDA_ERROR_NOT_SUPPORTED;  // the model plans nothing; can_implement never encodes
 }
 
+// An encoder that accepts every map without writing it: describe() plans (nothing launches).
+CUresult accept_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                            const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                            CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  return CUDA_SUCCESS;
+}
+
 // A backend over a CudaDevice filled with an H100 SXM's properties (what CudaDevice::init reads).
 class ModelledH100 final : public Backend {
  public:
-  ModelledH100() {
+  // plans: describe() plans launches (tensor maps accepted, not encoded); else it refuses.
+  explicit ModelledH100(bool plans = false) {
     dev_.info.name = "modelled NVIDIA H100 80GB HBM3";
     dev_.info.driver = "model, sm_90";
     DeviceLimits& l = dev_.info.limits;
@@ -43,7 +51,7 @@ class ModelledH100 final : public Backend {
     l.peak_tflops_16bit = 4096 * sm_ghz * 1e-3;
     l.peak_tflops_8bit = 2 * l.peak_tflops_16bit;
     l.memory_gbps = 2.0 * 2.619 * 5120 / 8;  // HBM3 at 2619 MHz on a 5120-bit bus, as CudaDevice::init computes it
-    dev_.encode_tiled = &no_tensor_maps;
+    dev_.encode_tiled = plans ? &accept_tensor_maps : &no_tensor_maps;
     owned_.push_back(make_sm90_wgmma_family(dev_));
     owned_.push_back(make_sm90_repack_family(dev_, *owned_.back()));
     owned_.push_back(make_sm80_mma_family(dev_));
@@ -393,4 +401,42 @@ TEST_CASE("cuda model: mixed inputs run on the Hopper tensor cores through sm90_
     for (const auto& cand : rank_candidates(be, pm)) repack_ranked += cand.config.family == "sm90_repack";
     CHECK(repack_ranked > 0);
   }
+}
+
+TEST_CASE("cuda model: sm90_repack's plan for mixed inputs says what it converted and sizes the copies") {
+  ModelledH100 be(true);
+  KernelFamily& repack = *be.families()[1];
+  // f16 x bf16, 1000 x 600 x 1001, B column-major, odd leading dimensions: both copied to f32,
+  // K-major, K rounded up to 1004 elements (16 bytes).
+  Problem p = problem(1000, 600, 1001, OG_DTYPE_F16, OG_DTYPE_F16, true, 3);
+  p.b.dtype = OG_DTYPE_BF16;
+  PlanSummary out;
+  Status s = repack.describe(p, *Config::parse("sm90_repack:128x128x32-g8-s6-w12-coop"), out);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  CAPTURE(out.notes);
+  CHECK(out.notes.find("A (f16 converted to f32) and B (bf16 converted to f32) copied K-major") != std::string::npos);
+  CHECK(out.notes.find("one launch") != std::string::npos);
+  CHECK(out.notes.find("TF32 wgmma (exact for f16 and bf16 inputs)") != std::string::npos);
+  CHECK(out.workspace_bytes == WorkspaceNeed::round(1000ll * 1004 * 4) + WorkspaceNeed::round(600ll * 1004 * 4));
+  // f16 x e4m3 with A aligned in place and B (fp8) row-major: only B is copied, converted to f16
+  // (K rounded up to 1008), by one launch.
+  Problem q = problem(1024, 600, 1001, OG_DTYPE_F16, OG_DTYPE_F16, false, 0);
+  q.a.stride_row = 1008;  // A's rows 16-byte aligned
+  q.b.dtype = OG_DTYPE_FP8_E4M3;
+  s = repack.describe(q, *Config::parse("sm90_repack:128x128x64-g8-s6-w12-coop"), out);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  CAPTURE(out.notes);
+  CHECK(out.notes.rfind("B (fp8_e4m3 converted to f16) copied K-major", 0) == 0);
+  CHECK(out.notes.find("one launch") != std::string::npos);
+  CHECK(out.workspace_bytes == WorkspaceNeed::round(600ll * 1008 * 2));
+  // Both copied, from 1 and 2 bytes per element: two launches, priced as two.
+  q.a.stride_row = 1001;
+  s = repack.describe(q, *Config::parse("sm90_repack:128x128x64-g8-s6-w12-coop"), out);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  CHECK(out.notes.find("A and B (fp8_e4m3 converted to f16) copied K-major") != std::string::npos);
+  CHECK(out.notes.find("two launches") != std::string::npos);
+  const Config cfg = *Config::parse("sm90_repack:128x128x64-g8-s6-w12-coop");
+  Problem one = q;
+  one.a.stride_row = 1008;
+  CHECK(repack.hints(q, cfg).extra_us == doctest::Approx(2 * repack.hints(one, cfg).extra_us));
 }
