@@ -1,5 +1,5 @@
 // The element conversions of the repack copy (copy.cu), as bit manipulations that compile for the
-// host (tests/cuda/test_cuda_mixed_model.cpp checks every source code) and the device. Each maps
+// host (tests/cuda/test_cuda_mixed.cpp checks every source code) and the device. Each maps
 // every value of its source type to the same value of its destination type, exactly: NaN to NaN,
 // Inf to Inf, signed zeros and subnormals included.
 //  - fp8 to 16-bit (16-bit x fp8 GEMMs run on the 16-bit kernel): e4m3 has 3 mantissa bits and
