@@ -98,7 +98,7 @@ class Sm90RepackFamily final : public KernelFamily {
     RepackPlan pl;
     Status s = plan(p, c, pl);
     if (!s || !(s = describe_staged(inner_, pl.inner, pl.inner_config, pl.scratch_bytes, out))) return s;
-    // What each copy converts, e.g. "A (e4m3 converted to f16) and B copied K-major".
+    // What each copy converts, e.g. "A (fp8_e4m3 converted to f16) and B copied K-major".
     auto operand = [&](const char* name, og_dtype from, og_dtype to) {
       return from == to ? std::string(name) : std::string(name) + " (" + og_dtype_name(from) + " converted to " + og_dtype_name(to) + ")";
     };
