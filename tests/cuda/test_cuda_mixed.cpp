@@ -333,12 +333,13 @@ TEST_CASE("cuda mixed timing: f16 x bf16 and f16 x e4m3 against f16 x f16 and th
       const double flops = 2.0 * double(s) * double(s) * double(s);
       std::string fam;
       const double ms = time_gemm(*ctx, g, fam);
-      MESSAGE("timing " << name(r.a) << " x " << name(r.b) << " " << s << "^3: " << (ms > 0 ? flops / ms * 1e-9 : 0)
+      const std::string pair = std::string(name(r.a)) + " x " + name(r.b);
+      MESSAGE("timing " << pair << " " << s << "^3: " << (ms > 0 ? flops / ms * 1e-9 : 0)
                         << " TFLOP/s (" << ms << " ms) on " << fam);
       if (!r.old_family) continue;
       g.config = best_config_of(*ctx, g, r.old_family);
       const double old_ms = g.config.empty() ? 0 : time_gemm(*ctx, g, fam);
-      MESSAGE("timing " << name(r.a) << " x " << name(r.b) << " " << s << "^3 on the old path: "
+      MESSAGE("timing " << pair << " " << s << "^3 on the old path: "
                         << (old_ms > 0 ? flops / old_ms * 1e-9 : 0) << " TFLOP/s (" << old_ms << " ms) on " << fam
                         << "; new/old " << (ms > 0 && old_ms > 0 ? old_ms / ms : 0));
     }
