@@ -101,6 +101,13 @@ std::vector<Shape> random_shapes(const Options& o) {
       st.b_pad = draw_pad(g, st.b_col_major ? s.k : s.n, ei, !(which & 2));
       st.d_pad = draw_pad(g, s.n, eo, aligned);
     }
+    if (fp8) {  // cuBLASLt's fp8 GEMM has no algorithm for K or N off a multiple of 16
+      s.k = (s.k + 15) / 16 * 16;
+      s.n = (s.n + 15) / 16 * 16;
+      st.a_pad = draw_pad(g, s.k, ei, true);
+      st.b_pad = draw_pad(g, s.k, ei, true);
+      st.d_pad = draw_pad(g, s.n, eo, true);
+    }
     if (st.batch == 1) st.a_gap = st.b_gap = st.d_gap = 0, st.b_broadcast = false;
     out.push_back(s);
   }
