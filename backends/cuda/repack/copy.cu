@@ -43,12 +43,12 @@ __device__ void copy_tile(const Copy& c, long long tile, int b, Tile<S>& s) {
   // Every load of the thread is issued before the first shared store: a small copy is one
   // memory latency, not one per element.
   constexpr int kPerThread = kTile * kTile / kThreads;
-  T v[kPerThread];
+  S v[kPerThread];
 #pragma unroll
   for (int k = 0; k < kPerThread; ++k) {
     const int e = int(threadIdx.x) + k * kThreads, fast = e % kTile, slow = e / kTile;
     const int r = read_along_cols ? slow : fast, col = read_along_cols ? fast : slow;
-    v[k] = r0 + r < c.rows && c0 + col < c.cols ? src[(long long)(r0 + r) * c.src_row + (long long)(c0 + col) * c.src_col] : T(0);
+    v[k] = r0 + r < c.rows && c0 + col < c.cols ? src[(long long)(r0 + r) * c.src_row + (long long)(c0 + col) * c.src_col] : S(0);
   }
 #pragma unroll
   for (int k = 0; k < kPerThread; ++k) {
