@@ -65,12 +65,7 @@ Status make_host_problem(HostProblem& hp, uint64_t seed) {
     while (hp.check_at.size() < 256)
       hp.check_at.push_back({int64_t(g() % uint64_t(batch)), int64_t(g() % uint64_t(s.m)), int64_t(g() % uint64_t(s.n))});
   }
-  EpilogueSpec epi;
-  if (hp.leaky) {
-    epi.act = Activation::leaky_relu;
-    epi.slope = hp.slope;
-  }
-  hp.ref.assign(hp.check_at.size(), 0);
+  hp.acc.assign(hp.check_at.size(), 0);
   hp.ref_abs.assign(hp.check_at.size(), 0);
   std::vector<double> row(size_t(s.k));
   int64_t cached_b = -1, cached_i = -1;
@@ -87,10 +82,38 @@ Status make_host_problem(HostProblem& hp, uint64_t seed) {
       acc += p;
       magnitude += std::fabs(p);
     }
-    hp.ref[e] = apply_epilogue(epi, acc, 0.0, 0.0).value;
+    hp.acc[e] = acc;
     hp.ref_abs[e] = magnitude;
   }
+  set_epilogue(hp, hp.epi, seed);
   return {};
+}
+
+void set_epilogue(HostProblem& hp, const EpilogueChoice& e, uint64_t seed) {
+  const Shape& s = hp.shape;
+  hp.epi = e;
+  hp.alpha = e.plain() ? 1.0f : std::ldexp(1.0f, int(std::lround(std::log2(4.0 / std::sqrt(double(std::max<int64_t>(s.k, 1)))))));
+  if (e.beta && hp.c.bytes.empty()) {
+    hp.c = HostMatrix(s.m, s.n, D(hp.dt.out), Layout::row_major, hp.st.d_pad, hp.st.batch, hp.st.d_gap);
+    fill_fast(hp.c, seed * 2 + 3);
+  }
+  if (e.bias && hp.bias.empty()) {
+    HostMatrix v(1, s.n, Dtype::bf16);
+    fill_fast(v, seed * 2 + 4);
+    for (int64_t j = 0; j < s.n; ++j) hp.bias.push_back(float(v.get(0, 0, j)));
+  }
+  EpilogueSpec spec;
+  spec.alpha = hp.alpha;
+  spec.beta = e.beta ? hp.beta : 0.0f;
+  spec.act = Activation(e.act);
+  spec.slope = hp.slope;
+  spec.bias_mode = e.bias ? BiasMode::per_n : BiasMode::none;
+  hp.ref.assign(hp.check_at.size(), 0);
+  for (size_t i = 0; i < hp.check_at.size(); ++i) {
+    const auto [b, r, j] = hp.check_at[i];
+    const double c = e.beta ? hp.c.get(b, r, j) : 0.0, bias = e.bias ? double(hp.bias[size_t(j)]) : 0.0;
+    hp.ref[i] = apply_epilogue(spec, hp.acc[i], c, bias).value;
+  }
 }
 
 std::string Check::text() const {

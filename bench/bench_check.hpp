@@ -23,8 +23,14 @@ struct HostProblem {
   Shape shape;
   DtypeSpec dt;
   Storage st;  // layouts, leading-dimension pads, batches (shape.storage for --random)
-  bool leaky = false;
+  // The epilogue (set_epilogue): alpha, beta with C (D's dtype and storage), a bias per N (f32
+  // values exact in bf16 and f16, so the vendor's 16-bit bias holds the same numbers) and the
+  // activation (leaky_relu with `slope`).
+  EpilogueChoice epi;
   float slope = 0.1f;
+  float alpha = 1.0f, beta = 0.5f;
+  HostMatrix c;
+  std::vector<float> bias;
   std::string forced_config;
   // Block-scaled formats (dt.format set): the quantised operands (B held N x K), while a and b
   // hold their dequantised f32 values for the reference; `plain` is a plain fp8 e4m3 problem of
@@ -42,6 +48,7 @@ struct HostProblem {
   std::vector<At> check_at;
   std::vector<double> ref;
   std::vector<double> ref_abs;  // sum over k of |a_ik b_kj| at the checked elements (the dot product's scale)
+  std::vector<double> acc;      // the products A B alone at the checked elements
   bool full_check = false;
 
   // A and B as bytes of dtype `d`: the inputs' own bytes, or exact conversions to a wider dtype
@@ -58,6 +65,11 @@ struct HostProblem {
 // them and keeps the dequantised values in a and b) and computes the reference at the checked
 // elements.
 Status make_host_problem(HostProblem& hp, uint64_t seed);
+
+// Makes `e` hp's epilogue: alpha (1 for the plain GEMM, else the power of two nearest 4 / sqrt(K),
+// so that the activations see values of order 1, not of order sqrt(K)), C and the bias vector
+// drawn from `seed` when first needed, and the reference at the checked elements.
+void set_epilogue(HostProblem& hp, const EpilogueChoice& e, uint64_t seed);
 
 struct Check {
   bool ok = false;

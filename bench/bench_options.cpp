@@ -33,6 +33,39 @@ og_dtype default_output(og_dtype in) {
 
 }  // namespace
 
+std::string EpilogueChoice::name() const {
+  if (plain()) return "none";
+  std::string s = beta ? "beta" : "";
+  if (bias) s += std::string(s.empty() ? "" : "_") + "bias";
+  const char* a = act == OG_ACT_RELU         ? "relu"
+                  : act == OG_ACT_LEAKY_RELU ? "leaky_relu"
+                  : act == OG_ACT_GELU_TANH  ? "gelu"
+                  : act == OG_ACT_SILU       ? "silu"
+                                             : "";
+  if (*a) s += std::string(s.empty() ? "" : "_") + a;
+  return s;
+}
+
+bool parse_epilogue(const std::string& s, EpilogueChoice& out) {
+  out = {};
+  if (s == "none") return true;
+  std::string rest = s;
+  auto take = [&](const std::string& word) {
+    if (rest.compare(0, word.size(), word) != 0) return false;
+    if (rest.size() > word.size() && rest[word.size()] != '_') return false;
+    rest.erase(0, std::min(rest.size(), word.size() + 1));
+    return true;
+  };
+  out.beta = take("beta");
+  out.bias = take("bias");
+  if (rest == "relu") out.act = OG_ACT_RELU;
+  else if (rest == "leaky_relu") out.act = OG_ACT_LEAKY_RELU;
+  else if (rest == "gelu" || rest == "gelu_tanh") out.act = OG_ACT_GELU_TANH;
+  else if (rest == "silu") out.act = OG_ACT_SILU;
+  else if (!rest.empty()) return false;
+  return !out.plain() && out.name().size() > 0;
+}
+
 void print_usage() {
   std::puts(
       "omnigemm-bench [options]\n"
@@ -59,7 +92,13 @@ void print_usage() {
       "  --random-pick I,J,...         only these problems of the draw (its x column): reruns rows of a sweep\n"
       "  --random-max-dim D            largest M, N, K the random sweep draws (default 16384)\n"
       "  --random-max-flops F          FLOPs cap per random problem (default 2^40)\n"
-      "  --epilogue leaky_relu         fused leaky_relu (OmniGEMM) vs vendor GEMM + a separate pass\n"
+      "  --epilogue E,...              fused epilogues, each a row against OmniGEMM's plain GEMM (fused/plain\n"
+      "                                time) and the vendor: none, relu, leaky_relu, gelu (tanh form), silu,\n"
+      "                                bias (per N), beta (C with beta 0.5) and [beta_][bias_]act, e.g.\n"
+      "                                bias_gelu. CUDA: cuBLASLt's own epilogue (RELU, GELU, BIAS, RELU_BIAS,\n"
+      "                                GELU_BIAS; beta through its C) where it has one, else cuBLAS(Lt) + a\n"
+      "                                separate activation pass; alpha 2^round(log2(4 / sqrt(K))) so that\n"
+      "                                the activations see values of order 1\n"
       "  --activation-pass auto|loop|kernel|omnigemm   the vendor's separate activation pass: a host loop\n"
       "                                (CPU only; CPU default), a PTX kernel (CUDA only; CUDA default) or\n"
       "                                OmniGEMM's K=0 elementwise call (elsewhere, or when the kernel cannot load)\n"
@@ -203,8 +242,16 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
         mn_given = true;
       } else if (a == "--epilogue") {
         if (!(v = need(i, "--epilogue"))) return false;
-        if (std::string(v) != "leaky_relu") { err = "--epilogue supports leaky_relu"; return false; }
-        o.epilogue_leaky = true;
+        o.epilogues.clear();
+        for (const auto& name : split(v, ',')) {
+          EpilogueChoice e;
+          if (!parse_epilogue(name, e)) {
+            err = "bad epilogue '" + name + "' (none, relu, leaky_relu, gelu, silu, bias, beta, or [beta_][bias_]act)";
+            return false;
+          }
+          o.epilogues.push_back(e);
+        }
+        if (o.epilogues.empty()) { err = "--epilogue needs a name"; return false; }
       } else if (a == "--b-layout") {
         if (!(v = need(i, "--b-layout"))) return false;
         o.b_layout = v;
@@ -235,6 +282,16 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
     err = "bad number in the arguments";
     return false;
   }
+  if (o.fused()) {
+    if (formats) {
+      err = "--format times the plain block-scaled GEMM: leave out --epilogue";
+      return false;
+    }
+    // The plain GEMM of every problem runs first: each fused row is compared with it.
+    bool has_plain = false;
+    for (const EpilogueChoice& e : o.epilogues) has_plain |= e.plain();
+    if (!has_plain) o.epilogues.insert(o.epilogues.begin(), EpilogueChoice{});
+  }
   if ((k_step != 0 || mn_given) && k_lo == 0 && k_hi == 0) {
     err = "--K_step and --MN belong to a K sweep: add --K_range A B";
     return false;
@@ -244,7 +301,7 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
       err = "--random draws its own shapes: leave out --sizes, --shapes, --quick, --llm and --K_range";
       return false;
     }
-    if (o.epilogue_leaky) {
+    if (o.fused()) {
       err = "--random times the plain GEMM: leave out --epilogue";
       return false;
     }

@@ -39,6 +39,19 @@ struct DtypeSpec {
   std::string name() const { return in_name() + "->" + og_dtype_name(out); }
 };
 
+// One epilogue of --epilogue: D = act(alpha * A B + beta * C + bias), bias per N (f32 for
+// OmniGEMM; the vendor's own bias type, D's, for cuBLASLt) and beta 0.5 with C of D's dtype.
+// Names: none | [beta_][bias_]act | beta[_bias] | bias, act one of relu, leaky_relu, gelu (the
+// tanh form), silu; e.g. bias_gelu, beta_bias_relu.
+struct EpilogueChoice {
+  bool beta = false, bias = false;
+  og_activation act = OG_ACT_NONE;
+  bool plain() const { return !beta && !bias && act == OG_ACT_NONE; }
+  std::string name() const;
+};
+// The choice named `s`, or false.
+bool parse_epilogue(const std::string& s, EpilogueChoice& out);
+
 struct Options {
   std::vector<og_backend> backends;  // empty: every available one
   std::vector<DtypeSpec> dtypes{{OG_DTYPE_F16, OG_DTYPE_F16}};
@@ -51,8 +64,9 @@ struct Options {
   bool budget_given = false;
   std::string out_dir;
   std::string b_layout = "auto";  // auto (row-major; column-major for fp8) | row | col
-  bool epilogue_leaky = false;
+  std::vector<EpilogueChoice> epilogues{EpilogueChoice{}};  // --epilogue; default: the plain GEMM only
   float leaky_slope = 0.1f;
+  bool fused() const { return epilogues.size() > 1 || !epilogues[0].plain(); }
   double budget_ms = 400;         // timed samples per implementation and configuration
   double max_config_s = 20;       // skip a configuration estimated to take longer (per backend)
   int min_samples = 5, max_samples = 100;

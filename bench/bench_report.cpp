@@ -24,8 +24,13 @@ static std::string perf_text(const Row& r) {
 }
 
 void print_table(const std::vector<Row>& rows) {
-  std::printf("\n%-7s %-18s %-3s %-5s %6s %6s %6s %10s %12s %10s %12s %7s  %-8s %s\n", "backend", "dtype", "B", "epi", "M",
-              "N", "K", "ms", "OmniGEMM", "vendor ms", "vendor", "ratio", "check", "vendor check / note");
+  // With epilogues: a wider epilogue column and each fused row's time over its plain GEMM's.
+  bool fused = false;
+  for (const Row& r : rows) fused |= r.epilogue != "none";
+  const int epi_w = fused ? 14 : 5;
+  std::printf("\n%-7s %-18s %-3s %-*s %6s %6s %6s %10s %12s %10s %12s %7s%s  %-8s %s\n", "backend", "dtype", "B", epi_w, "epi", "M",
+              "N", "K", "ms", "OmniGEMM", "vendor ms", "vendor", "ratio", fused ? " vs plain" : "", "check",
+              "vendor check / note");
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     if (r.impl != "omnigemm") continue;
@@ -37,12 +42,16 @@ void print_table(const std::vector<Row>& rows) {
       s.storage = r.storage;
       note += "  [" + storage_text(s) + "]";
     }
-    std::printf("%-7s %-18s %-3s %-5s %6lld %6lld %6lld %10s %12s %10s %12s %7s  %-8s %s\n", r.backend.c_str(),
-                r.dt.name().c_str(), r.layout.c_str(), r.epilogue.c_str(), (long long)r.shape.m, (long long)r.shape.n,
+    const std::string vs_plain = !fused ? "" : std::isfinite(r.vs_plain) ? fmt(" %8.3f", r.vs_plain) : std::string("        -");
+    std::printf("%-7s %-18s %-3s %-*s %6lld %6lld %6lld %10s %12s %10s %12s %7s%s  %-8s %s\n", r.backend.c_str(),
+                r.dt.name().c_str(), r.layout.c_str(), epi_w, r.epilogue.c_str(), (long long)r.shape.m, (long long)r.shape.n,
                 (long long)r.shape.k, std::isfinite(r.t.median) ? fmt("%.4f", r.t.median).c_str() : "-",
                 perf_text(r).c_str(), v && std::isfinite(v->t.median) ? fmt("%.4f", v->t.median).c_str() : "-",
                 v ? perf_text(*v).c_str() : "-", std::isfinite(r.ratio) ? fmt("%.2fx", r.ratio).c_str() : "-",
-                r.status == "FAIL" ? r.check.c_str() : r.status.c_str(), note.c_str());
+                vs_plain.c_str(), r.status == "FAIL" ? r.check.c_str() : r.status.c_str(), note.c_str());
+    // The vendor's implementation where it matters: fused epilogue or GEMM + separate pass.
+    if (fused && r.epilogue != "none" && v && !v->label.empty())
+      std::printf("%-7s %-18s   vendor: %s\n", "", "", v->label.c_str());
     // Further vendor rows of the same problem (block-scaled formats: the plain fp8 baseline).
     for (size_t j = i + 2; v && j < rows.size() && rows[j].impl == "vendor"; ++j) {
       const Row& w = rows[j];
@@ -52,12 +61,14 @@ void print_table(const std::vector<Row>& rows) {
     }
   }
   std::puts("ratio = vendor time / OmniGEMM time on the same device in the same run (> 1: OmniGEMM faster).");
+  if (fused)
+    std::puts("vs plain = OmniGEMM's time with the epilogue / its time for the plain GEMM (epi none) of the same problem.");
 }
 
 static const char* kCsvHeader =
     "sweep,x,backend,device,impl,label,dtype_in,dtype_out,b_layout,epilogue,M,N,K,ms_median,ms_q20,ms_q80,tflops,"
     "samples,inner,sets,ratio_vendor_over_omnigemm,status,check,rel_error,tolerance,config,note,host_us_per_launch,"
-    "lda,ldb,ldd,batch,b_broadcast,aligned";
+    "fused_over_plain,lda,ldb,ldd,batch,b_broadcast,aligned";
 
 // Leading dimensions as stored (packed when the row has no pads).
 static int64_t ld_of(const Row& r, char which) {
@@ -77,7 +88,7 @@ void write_csv(const std::string& path, const std::vector<Row>& rows) {
       << "," << fmt("%.6g", r.t.q20) << "," << fmt("%.6g", r.t.q80) << "," << fmt("%.6g", r.tflops) << ","
       << r.t.samples << "," << r.t.inner << "," << r.sets << "," << fmt("%.4g", r.ratio) << "," << r.status << ","
       << csv_field(r.check) << "," << fmt("%.3g", r.rel_error) << "," << fmt("%.3g", r.tol) << "," << r.config
-      << "," << csv_field(r.note) << "," << fmt("%.3g", r.t.host_us) << "," << ld_of(r, 'a') << "," << ld_of(r, 'b') << ","
+      << "," << csv_field(r.note) << "," << fmt("%.3g", r.t.host_us) << "," << fmt("%.4g", r.vs_plain) << "," << ld_of(r, 'a') << "," << ld_of(r, 'b') << ","
       << ld_of(r, 'd') << "," << r.storage.batch << "," << (r.storage.b_broadcast ? 1 : 0) << "," << (r.aligned ? 1 : 0)
       << "\n";
   }
@@ -106,7 +117,7 @@ void write_json(const std::string& path, const Header& h, const std::vector<Row>
       << ", \"tolerance\": " << jnum(r.tol) << ", \"config\": " << jstr(r.config) << ", \"note\": " << jstr(r.note)
       << ", \"lda\": " << ld_of(r, 'a') << ", \"ldb\": " << ld_of(r, 'b') << ", \"ldd\": " << ld_of(r, 'd')
       << ", \"batch\": " << r.storage.batch << ", \"b_broadcast\": " << (r.storage.b_broadcast ? "true" : "false")
-      << ", \"aligned\": " << (r.aligned ? "true" : "false") << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+      << ", \"aligned\": " << (r.aligned ? "true" : "false") << ", \"fused_over_plain\": " << jnum(r.vs_plain) << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
   }
   f << "  ]";
   write_summary_json(f, summary);

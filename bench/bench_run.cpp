@@ -13,10 +13,20 @@ namespace {
 
 size_t bytes_of(og_dtype d, size_t elements) { return elements * size_t(dtype_size(d)); }
 
-// One buffer set of a problem: A, B, D and, for block-scaled formats, A's and B's scales.
+// One buffer set of a problem: A, B, D, for block-scaled formats A's and B's scales, and C and
+// the bias vector where the epilogue reads them.
 struct Buffers {
-  og_memory a{}, b{}, d{}, as{}, bs{};
+  og_memory a{}, b{}, d{}, as{}, bs{}, c{}, bias{};
 };
+
+// The bias vector as `dtype` (f32 for OmniGEMM; the vendor's own bias type), its values exact in
+// every one of them.
+std::vector<uint8_t> bias_bytes(const HostProblem& hp, og_dtype dtype) {
+  const size_t es = size_t(dtype_size(dtype));
+  std::vector<uint8_t> v(hp.bias.size() * es);
+  for (size_t i = 0; i < hp.bias.size(); ++i) encode(D(dtype), &v[i * es], hp.bias[i]);
+  return v;
+}
 
 og_gemm_desc make_desc(const HostProblem& hp, og_dtype a_dt, og_dtype b_dt, og_dtype d_dt, const Buffers& m) {
   og_gemm_desc g;
@@ -41,15 +51,24 @@ og_gemm_desc make_desc(const HostProblem& hp, og_dtype a_dt, og_dtype b_dt, og_d
   g.d.mem = m.d;
   g.batch_count = hp.st.batch;
   if (hp.dt.tf32) g.compute_mode = OG_COMPUTE_TF32;
-  if (hp.leaky) {
-    g.epilogue.activation = OG_ACT_LEAKY_RELU;
-    g.epilogue.leaky_slope = hp.slope;
+  g.epilogue.alpha = hp.alpha;
+  g.epilogue.activation = hp.epi.act;
+  g.epilogue.leaky_slope = hp.slope;
+  if (hp.epi.beta) {
+    g.c = g.d;
+    g.c.mem = m.c;
+    g.epilogue.beta = hp.beta;
+  }
+  if (hp.epi.bias) {
+    g.epilogue.bias_mode = OG_BIAS_PER_N;
+    g.epilogue.bias_dtype = OG_DTYPE_F32;
+    g.epilogue.bias = m.bias;
   }
   if (!hp.forced_config.empty()) g.config = hp.forced_config.c_str();
   return g;
 }
 
-// In-place activation D = leaky(D) as a separate pass through OmniGEMM's own elementwise path
+// In-place activation D = act(D) as a separate pass through OmniGEMM's own elementwise path
 // (a K = 0 GEMM: D = act(1 * C) with C = D), for devices where the bench has no kernel of its own.
 og_gemm_desc make_activation_desc(const HostProblem& hp, og_dtype d_dt, const og_memory& d) {
   og_gemm_desc g;
@@ -60,32 +79,33 @@ og_gemm_desc make_activation_desc(const HostProblem& hp, og_dtype d_dt, const og
   g.d = g.c;
   g.c.mem = g.d.mem = d;
   g.epilogue.beta = 1.0f;
-  g.epilogue.activation = OG_ACT_LEAKY_RELU;
+  g.epilogue.activation = hp.epi.act;
   g.epilogue.leaky_slope = hp.slope;
   return g;
 }
 
 // The separate activation pass on the CPU: a plain single-threaded loop over host memory.
-void host_leaky_pass(const og_memory& d, og_dtype dt, int64_t elements, float slope) {
-  char* base = static_cast<char*>(d.ptr) + d.offset;
-  if (dt == OG_DTYPE_F32) {
-    float* f = reinterpret_cast<float*>(base);
-    for (int64_t i = 0; i < elements; ++i) f[i] = f[i] >= 0 ? f[i] : slope * f[i];
-    return;
-  }
+void host_activation_pass(const og_memory& d, og_dtype dt, int64_t elements, og_activation act, float slope) {
+  EpilogueSpec spec;
+  spec.act = Activation(act);
+  spec.slope = slope;
+  uint8_t* base = static_cast<uint8_t*>(d.ptr) + d.offset;
   const int64_t es = dtype_size(dt);
   for (int64_t i = 0; i < elements; ++i) {
-    uint8_t* p = reinterpret_cast<uint8_t*>(base) + i * es;
-    const float v = float(decode(D(dt), p));
-    encode(D(dt), p, v >= 0 ? v : slope * v);
+    uint8_t* p = base + i * es;
+    encode(D(dt), p, float(apply_epilogue(spec, decode(D(dt), p), 0.0, 0.0).value));
   }
 }
 
-// Allocates and uploads one buffer set: A and B (`a`, `b`), D (d_bytes, not uploaded) and, for
-// block-scaled formats, the scales of hp.qa / hp.qb.
+// Allocates and uploads one buffer set: A and B (`a`, `b`), D (d_bytes, not uploaded), for
+// block-scaled formats the scales of hp.qa / hp.qb, and C and the bias (`bias`) where hp's
+// epilogue reads them.
 Status add_set(og_context* ctx, DeviceBuffers& buf, const HostProblem& hp, const std::vector<uint8_t>& a,
-               const std::vector<uint8_t>& b, size_t d_bytes, Buffers& out) {
+               const std::vector<uint8_t>& b, size_t d_bytes, const std::vector<uint8_t>& bias, Buffers& out) {
   Status s;
+  if (hp.epi.beta && (s = buf.add(hp.c.bytes.size(), out.c))) s = upload(ctx, out.c, hp.c.bytes.data(), hp.c.bytes.size());
+  if (s && hp.epi.bias && (s = buf.add(bias.size(), out.bias))) s = upload(ctx, out.bias, bias.data(), bias.size());
+  if (!s) return s;
   if ((s = buf.add(a.size(), out.a)) && (s = buf.add(b.size(), out.b)) && (s = buf.add(d_bytes, out.d)) &&
       (s = upload(ctx, out.a, a.data(), a.size())) && (s = upload(ctx, out.b, b.data(), b.size())) && hp.format) {
     if ((s = buf.add(hp.qa.scales.size(), out.as)) && (s = buf.add(hp.qb.scales.size(), out.bs)) &&
@@ -122,18 +142,20 @@ double bench_omnigemm(BackendState& bs, HostProblem& hp, const Options& o, Row& 
   const Shape& sh = hp.shape;
   const size_t d_elements = size_t(hp.d_elements);
   r.impl = "omnigemm";
-  r.label = "OmniGEMM" + std::string(hp.leaky ? " (fused leaky_relu)" : "");
+  r.label = "OmniGEMM" + (hp.epi.plain() ? std::string() : " (fused " + hp.epi.name() + ")");
   const auto& ab = hp.format ? hp.qa.elements : hp.a_bytes(hp.dt.in);
   const auto& bb = hp.format ? hp.qb.elements : hp.b_bytes(hp.dt.in);
   const size_t d_bytes = bytes_of(hp.dt.out, d_elements);
   DeviceBuffers buf(bs.ctx);
-  const int sets = set_count(bs.dev.l2_bytes, ab.size() + bb.size() + scale_bytes(hp) + d_bytes);
+  const std::vector<uint8_t> bias = bias_bytes(hp, OG_DTYPE_F32);
+  const size_t c_bytes = hp.epi.beta ? hp.c.bytes.size() : 0;
+  const int sets = set_count(bs.dev.l2_bytes, ab.size() + bb.size() + scale_bytes(hp) + d_bytes + c_bytes + bias.size());
   r.sets = sets;
   std::vector<og_gemm_desc> descs;
   Status s;
   for (int i = 0; i < sets && s; ++i) {
     Buffers m;
-    if ((s = add_set(bs.ctx, buf, hp, ab, bb, d_bytes, m))) descs.push_back(make_desc(hp, hp.dt.in, hp.dt.in, hp.dt.out, m));
+    if ((s = add_set(bs.ctx, buf, hp, ab, bb, d_bytes, bias, m))) descs.push_back(make_desc(hp, hp.dt.in, hp.dt.in, hp.dt.out, m));
   }
   // Every timed launch runs the explained config, forced: the same kernel og_gemm would pick,
   // without the choice among candidates inside the timed region.
@@ -176,8 +198,8 @@ double bench_omnigemm(BackendState& bs, HostProblem& hp, const Options& o, Row& 
   return r.t.median;
 }
 
-// The vendor's row (with a separate activation pass for --epilogue leaky_relu); returns its
-// median milliseconds (NaN when it did not run or failed).
+// The vendor's row (its own fused epilogue where it has one, else a separate activation pass
+// after its GEMM); returns its median milliseconds (NaN when it did not run or failed).
 double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v) {
   const Shape& sh = hp.shape;
   const size_t mn = size_t(hp.d_elements);  // D's storage (elements), padding included
@@ -202,6 +224,10 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
   vp.stride_a = hp.a.batches > 1 ? hp.a.batch_stride : 0;
   vp.stride_b = hp.b.batches > 1 ? hp.b.batch_stride : 0;
   vp.stride_d = hp.st.batch > 1 ? hp.d_batch_stride : 0;
+  vp.alpha = hp.alpha;
+  vp.beta = hp.epi.beta ? hp.beta : 0.0f;
+  vp.bias = hp.epi.bias;
+  vp.act = hp.epi.act;
   if (hp.format) {  // the vendor's own block-scaled GEMM on the same operands
     vp.a = hp.format->a;
     vp.b = hp.format->b;
@@ -223,15 +249,25 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
   const auto& ab = hp.format ? hp.qa.elements : hp.a_bytes(plan.a);
   const auto& bb = hp.format ? hp.qb.elements : hp.b_bytes(plan.b);
   const size_t d_bytes = bytes_of(plan.d, mn);
+  if (vp.beta != 0.0f && plan.d != hp.dt.out) {
+    mark_failed(v, invalid("the vendor's D is not C's dtype"), "n/a");
+    return NAN;
+  }
+  const std::vector<uint8_t> bias = bias_bytes(hp, plan.bias);
+  const size_t c_bytes = hp.epi.beta ? hp.c.bytes.size() : 0;
   DeviceBuffers buf(bs.ctx);
-  const int sets = set_count(bs.dev.l2_bytes, ab.size() + bb.size() + scale_bytes(hp) + d_bytes);
+  const int sets = set_count(bs.dev.l2_bytes, ab.size() + bb.size() + scale_bytes(hp) + d_bytes + c_bytes + bias.size());
   v.sets = sets;
   Status s;
-  // How the separate activation pass runs: a host loop (CPU), a device kernel (CUDA), or
-  // OmniGEMM's own K = 0 elementwise call (anywhere).
+  // How the separate activation pass runs, where the vendor's call does not apply the
+  // activation: a host loop (CPU), a device kernel (CUDA), or OmniGEMM's own K = 0 elementwise
+  // call (anywhere).
+  const bool separate = hp.epi.act != OG_ACT_NONE && !plan.act_fused;
+  const bool epilogue_call = vp.needs_epilogue_call() || plan.act_fused;
+  const std::string act_name = EpilogueChoice{false, false, hp.epi.act}.name();
   std::string pass = o.activation_pass;
   std::string pass_note;
-  if (hp.leaky && pass == "auto") {
+  if (separate && pass == "auto") {
     pass = bs.kind == OG_BACKEND_CPU ? "loop" : "omnigemm";
     if (bs.kind != OG_BACKEND_CPU) {
       if (!bs.act) pass_note = bs.act_why;
@@ -239,13 +275,13 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
       else pass = "kernel";
     }
   }
-  if (hp.leaky && pass == "loop" && bs.kind != OG_BACKEND_CPU) s = invalid("--activation-pass loop is CPU only");
-  if (hp.leaky && pass == "kernel" && !(bs.act && bs.act->prepare()))
+  if (separate && pass == "loop" && bs.kind != OG_BACKEND_CPU) s = invalid("--activation-pass loop is CPU only");
+  if (separate && pass == "kernel" && !(bs.act && bs.act->prepare()))
     s = invalid("no device activation kernel: " + (bs.act ? bs.act->prepare().message : bs.act_why));
-  if (hp.leaky && s)
-    v.label += pass == "loop"     ? " + separate leaky_relu loop"
-               : pass == "kernel" ? " + " + bs.act->label()
-                                  : " + separate leaky_relu pass (OmniGEMM K=0 elementwise)";
+  if (separate && s)
+    v.label += pass == "loop"     ? " + separate " + act_name + " loop"
+               : pass == "kernel" ? " + " + bs.act->label(hp.epi.act)
+                                  : " + separate " + act_name + " pass (OmniGEMM K=0 elementwise)";
   if (!pass_note.empty()) v.note = "activation kernel unavailable (" + pass_note + "), used OmniGEMM's K=0 pass";
   struct Set {
     Buffers m;
@@ -255,8 +291,8 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
   std::string act_config;  // the K = 0 pass's explained config, forced on every set's call
   for (int i = 0; i < sets && s; ++i) {
     Set st{};
-    if ((s = add_set(bs.ctx, buf, hp, ab, bb, d_bytes, st.m))) {
-      if (hp.leaky && pass == "omnigemm") {
+    if ((s = add_set(bs.ctx, buf, hp, ab, bb, d_bytes, bias, st.m))) {
+      if (separate && pass == "omnigemm") {
         st.act = make_activation_desc(hp, plan.d, st.m.d);
         if (i == 0) {
           og_explanation ex{};
@@ -270,14 +306,15 @@ double bench_vendor(BackendState& bs, HostProblem& hp, const Options& o, Row& v)
     if (!act_config.empty()) st.act.config = act_config.c_str();
   auto launch = [&](int i) -> Status {
     Set& st = vs[size_t(i)];
-    Status r = run_p.scaled() ? bs.vendor->run_scaled(run_p, st.m.a, st.m.b, st.m.d, st.m.as, st.m.bs)
-                              : bs.vendor->run(run_p, st.m.a, st.m.b, st.m.d);
-    if (!r || !hp.leaky) return r;
+    Status r = run_p.scaled()  ? bs.vendor->run_scaled(run_p, st.m.a, st.m.b, st.m.d, st.m.as, st.m.bs)
+               : epilogue_call ? bs.vendor->run_epilogue(run_p, st.m.a, st.m.b, st.m.d, st.m.c, st.m.bias)
+                               : bs.vendor->run(run_p, st.m.a, st.m.b, st.m.d);
+    if (!r || !separate) return r;
     if (pass == "loop") {
-      host_leaky_pass(st.m.d, plan.d, int64_t(mn), hp.slope);
+      host_activation_pass(st.m.d, plan.d, int64_t(mn), hp.epi.act, hp.slope);
       return {};
     }
-    if (pass == "kernel") return bs.act->leaky_relu(st.m.d, plan.d, int64_t(mn), hp.slope);
+    if (pass == "kernel") return bs.act->activate(st.m.d, plan.d, int64_t(mn), hp.epi.act, hp.slope);
     return Status::from_c(og_gemm_async(bs.ctx, &st.act, nullptr));
   };
   settle(bs);
@@ -327,8 +364,6 @@ void bench_one(BackendState& bs, HostProblem& hp, const Options& o, const Row& b
       pp.shape = hp.shape;
       pp.dt = plain.dt;
       pp.st.b_col_major = true;
-      pp.leaky = hp.leaky;
-      pp.slope = hp.slope;
       if (Status s = make_host_problem(pp, uint64_t(hp.shape.k) * 7919 + 17); !s) hp.plain.reset();
     }
     const double plain_ms = hp.plain ? bench_vendor(bs, *hp.plain, o, plain) : bench_vendor(bs, hp, o, plain);

@@ -26,6 +26,7 @@ struct Row {
   bool aligned = true;  // every leading dimension and batch stride a multiple of 16 bytes
   Timing t;
   double tflops = NAN, ratio = NAN;  // ratio: vendor ms / omnigemm ms (> 1: OmniGEMM faster)
+  double vs_plain = NAN;  // OmniGEMM rows with an epilogue: ms / the same problem's plain-GEMM ms
   std::string check, status, config, note;
   double rel_error = NAN, tol = NAN;
   int sets = 0;
@@ -39,7 +40,7 @@ struct BackendState {
   DeviceInfo dev;
   std::unique_ptr<Vendor> vendor;
   std::string vendor_why;
-  std::unique_ptr<ActivationPass> act;  // device kernel for the unfused-epilogue baseline
+  std::unique_ptr<ActivationPass> act;  // device kernels for the unfused-epilogue baseline
   std::string act_why;
   double rate_gflops = 0;  // best measured so far (slowest implementation per problem), for the time budget
   double largest_gflop = 0;  // the largest problem measured so far (GFLOP): rates extrapolate only so far

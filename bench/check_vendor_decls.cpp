@@ -20,6 +20,11 @@ static_assert(int(cu::LT_DESC_A_SCALE_POINTER) == int(CUBLASLT_MATMUL_DESC_A_SCA
               int(cu::LT_DESC_B_SCALE_POINTER) == int(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER) &&
               int(cu::LT_DESC_A_SCALE_MODE) == int(CUBLASLT_MATMUL_DESC_A_SCALE_MODE) &&
               int(cu::LT_DESC_B_SCALE_MODE) == int(CUBLASLT_MATMUL_DESC_B_SCALE_MODE));
+static_assert(int(cu::LT_DESC_EPILOGUE) == int(CUBLASLT_MATMUL_DESC_EPILOGUE) &&
+              int(cu::LT_DESC_BIAS_POINTER) == int(CUBLASLT_MATMUL_DESC_BIAS_POINTER));
+static_assert(int(cu::LT_EPI_DEFAULT) == int(CUBLASLT_EPILOGUE_DEFAULT) && int(cu::LT_EPI_RELU) == int(CUBLASLT_EPILOGUE_RELU) &&
+              int(cu::LT_EPI_BIAS) == int(CUBLASLT_EPILOGUE_BIAS) && int(cu::LT_EPI_RELU_BIAS) == int(CUBLASLT_EPILOGUE_RELU_BIAS) &&
+              int(cu::LT_EPI_GELU) == int(CUBLASLT_EPILOGUE_GELU) && int(cu::LT_EPI_GELU_BIAS) == int(CUBLASLT_EPILOGUE_GELU_BIAS));
 static_assert(int(cu::LT_SCALE_VEC128_32F) == int(CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F) &&
               int(cu::LT_SCALE_BLK128x128_32F) == int(CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F));
 static_assert(sizeof(cu::lt_algo) == sizeof(cublasLtMatmulAlgo_t));

@@ -17,6 +17,9 @@ enum : int { GEMM_DEFAULT = -1 };                                  // cublasGemm
 enum : int { LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4,                // cublasLtMatmulDescAttributes_t
               LT_DESC_A_SCALE_POINTER = 17, LT_DESC_B_SCALE_POINTER = 18,
               LT_DESC_A_SCALE_MODE = 31, LT_DESC_B_SCALE_MODE = 32 };
+enum : int { LT_DESC_EPILOGUE = 7, LT_DESC_BIAS_POINTER = 8 };  // cublasLtMatmulDescAttributes_t
+enum : int { LT_EPI_DEFAULT = 1, LT_EPI_RELU = 2, LT_EPI_BIAS = 4, LT_EPI_RELU_BIAS = 6,  // cublasLtEpilogue_t
+             LT_EPI_GELU = 32, LT_EPI_GELU_BIAS = 36 };
 enum : int { LT_SCALE_VEC128_32F = 4, LT_SCALE_BLK128x128_32F = 5 };  // cublasLtMatmulMatrixScale_t
 enum : int { LT_PREF_MAX_WORKSPACE_BYTES = 1 };                    // cublasLtMatmulPreferenceAttributes_t
 struct lt_algo { uint64_t data[8]; };

@@ -96,7 +96,16 @@ int main(int argc, char** argv) {
       std::printf("  vendor baseline: %s\n", bs.vendor ? bs.vendor->library().c_str() : ("none: " + bs.vendor_why).c_str());
       h.lines.push_back({std::string(og_backend_name(k)) + " vendor", bs.vendor ? bs.vendor->library() : "none: " + bs.vendor_why});
     }
-    if (o.epilogue_leaky) bs.act = load_activation_pass(k, bs.act_why);
+    if (o.fused()) {
+      bs.act = load_activation_pass(k, bs.act_why);
+      bool gelu = false;
+      for (const EpilogueChoice& e : o.epilogues) gelu |= e.act == OG_ACT_GELU_TANH;
+      if (gelu && bs.vendor)
+        if (std::string probe = bs.vendor->probe_gelu(); !probe.empty()) {
+          std::printf("  %s\n", probe.c_str());
+          h.lines.push_back({std::string(og_backend_name(k)) + " vendor gelu", probe});
+        }
+    }
     backends.push_back(std::move(bs));
   }
   std::fflush(stdout);
@@ -133,7 +142,6 @@ int main(int argc, char** argv) {
       hp.dt = dt;
       if (sh.drawn) hp.st = sh.storage;
       else hp.st.b_col_major = o.b_layout == "col" || (o.b_layout == "auto" && fp8) || !dt.format.empty();
-      hp.leaky = o.epilogue_leaky;
       hp.slope = o.leaky_slope;
       hp.forced_config = o.forced_config;
       bool prepared = false;
@@ -151,7 +159,7 @@ int main(int argc, char** argv) {
         Shape stored = sh;
         stored.storage = hp.st;
         base.aligned = storage_aligned(stored, dt.in, dt.out);
-        base.epilogue = hp.leaky ? "leaky" : "none";
+        base.epilogue = "none";
         base.shape = sh;
         // One updating line on a terminal; one line per configuration in a log (shows where a run stopped).
         std::fprintf(stderr, progress ? "\r\033[K[%zu/%zu] %s %s %s ..." : "[%zu/%zu] %s %s %s\n", done, total,
@@ -185,7 +193,22 @@ int main(int argc, char** argv) {
           }
           prepared = true;
         }
-        bench_one(bs, hp, o, base, rows);
+        // Every epilogue of --epilogue on this problem; the plain GEMM's row (the first) is what
+        // the fused rows' vs_plain compares with.
+        const uint64_t problem_seed = o.seed + problem_index * 1000003ull;
+        const size_t first_row = rows.size();
+        for (const EpilogueChoice& e : o.epilogues) {
+          set_epilogue(hp, e, problem_seed);
+          Row eb = base;
+          eb.epilogue = e.name();
+          bench_one(bs, hp, o, eb, rows);
+        }
+        const Row* plain = nullptr;
+        for (size_t i = first_row; i < rows.size(); ++i)
+          if (rows[i].impl == "omnigemm" && rows[i].epilogue == "none") plain = &rows[i];
+        for (size_t i = first_row; plain && i < rows.size(); ++i)
+          if (rows[i].impl == "omnigemm" && rows[i].epilogue != "none" && rows[i].status == "ok" && plain->status == "ok")
+            rows[i].vs_plain = rows[i].t.median / plain->t.median;
       }
     }
   }

@@ -126,7 +126,7 @@ void compare_catches() {
   expect(r.padding_touched == 1 && r.rel_error <= tol, "one changed padding element is counted");
 }
 
-// The bench's check: sampled and full, with and without the leaky epilogue, packed and with the
+// The bench's check: sampled and full, with and without epilogues (bias, C, activations), packed and with the
 // random sweep's storage (layouts, padded leading dimensions, batches, a broadcast B).
 void bench_check_catches() {
   Storage strided;
@@ -137,13 +137,16 @@ void bench_check_catches() {
   strided.b_broadcast = true;
   for (const Storage& st : {Storage{}, strided})
   for (const Shape s : {Shape{40, 30, 20}, Shape{300, 260, 256}}) {
-    for (bool leaky : {false, true}) {
+    for (const char* epi_name : {"none", "leaky_relu", "beta_bias_gelu", "bias_silu"}) {
       HostProblem hp;
       hp.shape = s;
       hp.st = st;
       hp.dt = {OG_DTYPE_BF16, OG_DTYPE_BF16};
-      hp.leaky = leaky;
+      EpilogueChoice epi;
+      expect(parse_epilogue(epi_name, epi) && epi.name() == epi_name, "epilogue names parse and print back");
+      hp.epi = epi;
       make_host_problem(hp, 7);
+      expect(hp.alpha == (epi.plain() || s.k == 20 ? 1.0f : 0.25f), "alpha: 1 for the plain GEMM, else near 4 / sqrt(K)");
       const int64_t batch = st.batch;
       expect(hp.full_check == (s.m == 40), "full check exactly for small problems");
       expect(hp.check_at.size() == (hp.full_check ? size_t(s.m * s.n * batch) : 256u), "checked element count");
@@ -155,8 +158,11 @@ void bench_check_catches() {
           for (int64_t j = 0; j < s.n; ++j) {
             double acc = 0;
             for (int64_t k = 0; k < s.k; ++k) acc += hp.a.get(b, i, k) * hp.b.get(st.b_broadcast ? 0 : b, k, j);
-            if (leaky && acc < 0) acc *= hp.slope;
-            encode(Dtype::bf16, &out[at(b, i, j)], float(acc));
+            double x = hp.alpha * acc + (epi.beta ? 0.5 * hp.c.get(b, i, j) : 0.0) + (epi.bias ? hp.bias[size_t(j)] : 0.0);
+            if (epi.act == OG_ACT_LEAKY_RELU && x < 0) x *= hp.slope;
+            if (epi.act == OG_ACT_GELU_TANH) x = 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+            if (epi.act == OG_ACT_SILU) x = x / (1 + std::exp(-x));
+            encode(Dtype::bf16, &out[at(b, i, j)], float(x));
           }
       expect(check_output(hp, out, OG_DTYPE_BF16).ok, "the bench check passes a correct bf16 result");
       std::vector<uint8_t> bad = out;

@@ -7,7 +7,8 @@
 //   CUDA: cuBLAS    cublasGemmEx, cublasGemmStridedBatchedEx for batches (f32/f16/bf16 in and
 //                   out, f32 compute, legacy default stream 0)
 //         cuBLASLt  cublasLtMatmul (fp8 e4m3 x e4m3 -> f16, "TN": B stored N x K; and the same with
-//                   128-blockwise f32 scales, A: VEC128_32F, B: BLK128x128_32F, CUDA >= 12.9, Hopper)
+//                   128-blockwise f32 scales, A: VEC128_32F, B: BLK128x128_32F, CUDA >= 12.9, Hopper;
+//                   f32/f16/bf16 with its epilogues RELU, GELU, BIAS, RELU_BIAS, GELU_BIAS and C)
 //   HIP:  rocBLAS   rocblas_gemm_ex (f32/f16/bf16 in, the input dtype or f32 out, f32 compute, null
 //                   stream; vendor_rocm.cpp); hipBLASLt is not used (see there)
 //   Vulkan: no vendor GEMM exists.
@@ -44,6 +45,13 @@ struct VendorProblem {
   // and B per 128 x 128 (BLK128x128_F32, row-major, ld ceil(K / 128) rounded up to 4).
   og_scale_mode a_scale = OG_SCALE_MODE_DEFAULT, b_scale = OG_SCALE_MODE_DEFAULT;
   bool scaled() const { return a_scale != OG_SCALE_MODE_DEFAULT || b_scale != OG_SCALE_MODE_DEFAULT; }
+  // The epilogue (--epilogue): D = act(alpha * A B + beta * C + bias), C of d's dtype and storage
+  // (read when beta != 0), bias a vector along N of the plan's bias dtype. An activation the
+  // plan does not fuse (VendorPlan::act_fused) is the bench's separate pass, not the vendor's.
+  float alpha = 1.0f, beta = 0.0f;
+  bool bias = false;
+  og_activation act = OG_ACT_NONE;
+  bool needs_epilogue_call() const { return beta != 0.0f || bias; }
 };
 
 // What the vendor call will compute: the dtypes of its own buffers (a CPU library may need f32
@@ -53,6 +61,8 @@ struct VendorPlan {
   std::string why;  // when not supported
   std::string label;
   og_dtype a = OG_DTYPE_F32, b = OG_DTYPE_F32, d = OG_DTYPE_F32;
+  og_dtype bias = OG_DTYPE_F32;  // the bias vector's dtype (VendorProblem::bias)
+  bool act_fused = false;        // the activation runs inside the vendor's call (else a separate pass)
 };
 
 class Vendor {
@@ -63,6 +73,16 @@ class Vendor {
   // Enqueue D = A * B with buffers of the plan's dtypes on the device's default stream/queue
   // (the one og_context_time times).
   virtual Status run(const VendorProblem& p, const og_memory& a, const og_memory& b, const og_memory& d) = 0;
+  // D = act(alpha A B + beta C + bias) in one call where the plan says so (p.needs_epilogue_call()
+  // or plan.act_fused): c and bias as VendorProblem describes them (unused ones may be empty).
+  virtual Status run_epilogue(const VendorProblem& p, const og_memory& a, const og_memory& b, const og_memory& d,
+                              const og_memory& c, const og_memory& bias) {
+    (void)p, (void)a, (void)b, (void)d, (void)c, (void)bias;
+    return Status{StatusCode::unsupported, library() + " has no fused epilogue"};
+  }
+  // What the vendor's fused GELU computes, where it has one: a line for the table's header
+  // (measured on a probe problem against the tanh and erf forms), else empty.
+  virtual std::string probe_gelu() { return {}; }
   // The same for a block-scaled problem (p.scaled()): a_s and b_s hold A's and B's scales.
   virtual Status run_scaled(const VendorProblem& p, const og_memory& a, const og_memory& b, const og_memory& d,
                             const og_memory& a_s, const og_memory& b_s) {
@@ -71,20 +91,24 @@ class Vendor {
   }
 };
 
-// A separate in-place elementwise pass D = leaky_relu(D) on the device's default stream, for the
-// unfused-epilogue baseline (vendor GEMM + this pass). CUDA: a small grid-stride kernel written in
-// PTX, JIT-compiled by the driver (libcuda.so.1, dlopen'ed) in the current context. Elsewhere: none
-// (the bench then uses a host loop on the CPU or OmniGEMM's own K = 0 elementwise call).
+// A separate in-place elementwise pass D = act(D) on the device's default stream, for the
+// unfused-epilogue baseline (vendor GEMM + this pass). CUDA: grid-stride kernels written in PTX
+// (16 bytes per thread and step, f32 math; activation_ptx.cpp), JIT-compiled by the driver
+// (libcuda.so.1, dlopen'ed) in the current context. Elsewhere: none (the bench then uses a host
+// loop on the CPU or OmniGEMM's own K = 0 elementwise call).
 class ActivationPass {
  public:
   virtual ~ActivationPass() = default;
-  virtual std::string label() const = 0;
+  virtual std::string label(og_activation act) const = 0;
   // Loads the kernel module in the calling thread's current device context (call after the
   // context has allocated memory with og_memory_alloc, so that the device context exists).
   virtual Status prepare() = 0;
-  virtual Status leaky_relu(const og_memory& d, og_dtype dtype, int64_t elements, float slope) = 0;
+  // d: 16-byte aligned device memory of `elements` values of dtype f32, f16 or bf16.
+  virtual Status activate(const og_memory& d, og_dtype dtype, int64_t elements, og_activation act, float slope) = 0;
 };
 std::unique_ptr<ActivationPass> load_activation_pass(og_backend backend, std::string& why);
+std::unique_ptr<ActivationPass> load_cuda_activation(std::string& why);  // activation_pass.cpp
+std::string activation_pass_ptx();  // its kernels' PTX (the test bench_activation_ptx assembles it)
 
 // The vendor library of the device of `ctx` (a context of backend `backend`), or nullptr with the
 // reason in `why`. Device memory it needs (cuBLASLt's workspace) comes from og_memory_alloc on
@@ -92,5 +116,7 @@ std::unique_ptr<ActivationPass> load_activation_pass(og_backend backend, std::st
 std::unique_ptr<Vendor> load_vendor(og_backend backend, og_context* ctx, std::string& why);
 // rocBLAS on the calling thread's current HIP device (vendor_rocm.cpp), or nullptr and why.
 std::unique_ptr<Vendor> load_rocblas(std::string& why);
+// cuBLAS and cuBLASLt for the current CUDA device of `ctx` (vendor_cublas.cpp), or nullptr and why.
+std::unique_ptr<Vendor> load_cublas(og_context* ctx, std::string& why);
 
 }  // namespace omnigemm::bench

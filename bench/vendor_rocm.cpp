@@ -87,6 +87,7 @@ class RocBlas final : public Vendor {
       return r;
     }
     if (p.d != p.a && p.d != OG_DTYPE_F32) { r.why = "rocblas_gemm_ex output must be the input dtype or f32"; return r; }
+    if (p.needs_epilogue_call()) { r.why = "no rocBLAS baseline for bias or C epilogues in this bench"; return r; }
     r.supported = true;
     r.label = std::string("rocblas_gemm_ex ") + og_dtype_name(p.a) + " -> " + og_dtype_name(p.d) + " (f32 compute)";
     return r;
@@ -98,8 +99,8 @@ class RocBlas final : public Vendor {
     auto ptr = [](const og_memory& mem) { return static_cast<char*>(mem.ptr) + mem.offset; };
     if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX) return Status{StatusCode::unsupported, "32-bit sizes"};
     const int32_t m = int32_t(p.m), n = int32_t(p.n), k = int32_t(p.k);
-    const float one = 1.0f, zero = 0.0f;
-    const roc::status s = gemm_ex_(handle_, p.b_col_major ? roc::op_transpose : roc::op_none, roc::op_none, n, m, k, &one, ptr(b),
+    const float alpha = p.alpha, zero = 0.0f;
+    const roc::status s = gemm_ex_(handle_, p.b_col_major ? roc::op_transpose : roc::op_none, roc::op_none, n, m, k, &alpha, ptr(b),
                                    roc_type(p.b), p.b_col_major ? k : n, ptr(a), roc_type(p.a), k, &zero, ptr(d), roc_type(p.d),
                                    n, ptr(d), roc_type(p.d), n, roc::f32_r, roc::gemm_algo_standard, 0, 0);
     if (s != 0) return Status{StatusCode::backend_failure, "rocblas_gemm_ex failed with status " + std::to_string(s)};
