@@ -34,8 +34,15 @@ class VulkanFamily : public PlannedFamily<VulkanLaunch> {
   // What every shader shares: specialization ids 0..6, the push constants, the workgroup counts
   // (c.warps subgroups of `subgroup` invocations per workgroup).
   void plan_common(const Problem& p, const Config& c, uint32_t subgroup, VulkanLaunch& out) const;
-  // Grid, threads and shared memory of `l` (the family adds its notes).
-  void summarize_common(const VulkanLaunch& l, PlanSummary& out) const;
+  // Grid, threads and shared memory of `l`, and notes on its tiles (unless !tile_note), batch
+  // pieces and split-K (the family adds its own).
+  void summarize_common(const VulkanLaunch& l, PlanSummary& out, bool tile_note = true) const;
+  // Split-K in `split` slices (> 1): the workspace of f32 partial sums, M and N padded to
+  // `pad_m` / `pad_n` (pad_n a multiple of 4), and gemm_splitk_reduce.comp's dispatch.
+  void plan_split(const Problem& p, uint32_t split, uint32_t pad_m, uint32_t pad_n, VulkanLaunch& out) const;
+  // The workspace plan_split would ask for; refused past kMaxWorkspaceBytes.
+  static uint64_t split_workspace_bytes(const Problem& p, uint32_t split, uint32_t pad_m, uint32_t pad_n);
+  static constexpr uint64_t kMaxWorkspaceBytes = uint64_t(256) << 20;
 
   VulkanBackend& be_;
 };
