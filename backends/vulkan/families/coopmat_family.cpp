@@ -81,20 +81,15 @@ Status CoopmatFamily::can_implement(const Problem& p, const Config& c) const {
 
 // KHR cooperative matrices on the tensor cores: the family's best H100 tile reached 236 TFLOP/s
 // f16 at 8192^3, about a quarter of the dense 16-bit peak; OmniGEMM's fastest Vulkan family there.
-// Its K loop waits on each K tile's loads (one tile in flight), which only other workgroups on
-// the same compute unit hide: with fewer than kResident work items per unit the rate falls in
-// proportion (H100, f16, N = K = 4096: 32 rows on 64 workgroups of 64x64 took 0.11 ms, 9.6
-// TFLOP/s). Split-K supplies the items for problems of few tiles; its partial sums go through
-// memory once more (their bytes, written and read) with a second dispatch.
+// Few work items leave its K loop latency-bound (residency_factor); split-K supplies the items
+// for problems of few tiles, its partial sums going through memory once more (their bytes,
+// written and read) with a second dispatch.
 CostHints CoopmatFamily::hints(const Problem& p, const Config& c) const {
-  constexpr double kResident = 4;
   CostHints h;
   h.efficiency = 0.24;
-  const double items = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
-  const double units = std::max(1, limits().compute_units);
-  h.factor = std::min(1.0, items / (kResident * units));
+  h.factor = residency_factor(p, c);
   if (h.factor < 1) h.note = "fewer work items than the compute units need to hide the K loop's load latency";
-  h.split_fixed_steps = 4;
+  h.split_fixed_steps = 1;  // the partial sums' traffic is priced below
   if (c.split_k > 1)
     h.extra_bytes = 2.0 * double(split_workspace_bytes(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n)));
   return h;

@@ -1,6 +1,7 @@
 // What the Vulkan families share: the common part of every plan (specialization ids 0..6, push
 // constants, workgroup counts), its summary, and the launch through the backend.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "../vulkan_backend.hpp"
@@ -68,6 +69,11 @@ void VulkanFamily::plan_common(const Problem& p, const Config& c, uint32_t subgr
   pc.alpha = p.alpha * (p.a.scale.present() ? p.a.scale.global : 1.0f) * (p.b.scale.present() ? p.b.scale.global : 1.0f);
   pc.beta = p.beta;
   pc.slope = p.leaky_slope;
+}
+
+double VulkanFamily::residency_factor(const Problem& p, const Config& c) const {
+  const double items = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
+  return std::min(1.0, items / (kResident * std::max(1, limits().compute_units)));
 }
 
 uint64_t VulkanFamily::split_workspace_bytes(const Problem& p, uint32_t split, uint32_t pad_m, uint32_t pad_n) {

@@ -121,10 +121,16 @@ CostHints SkinnyFamily::hints(const Problem& given, const Config& c) const {
     h.factor *= useful(double(given.n), double(given.m)) / useful(double(given.m), double(given.n));
     h.note = "runs D^T = B^T A^T, streaming A once per pass over its columns; no shared-memory tile reuse to price";
   }
+  // Each further pass over the rows reads B again; B's loads coalesce into runs of (N
+  // contiguous) a subgroup row's columns or (K contiguous) its 8-deep K runs, full speed from
+  // 256 bytes.
   const double passes = std::ceil(double(p.m) / c.block_m);
-  h.memory_efficiency = 0.75 / passes;
+  const bool k_contig = b_k_contiguous(p);
+  const Layout l = layout_of(c, c.warps * limits().warp_size, k_contig);
+  const double run_bytes = k_contig ? 16.0 * std::min(l.along_k, limits().warp_size) : 2.0 * l.vec * std::min(l.columns, limits().warp_size);
+  h.memory_efficiency = 0.75 / passes * std::min(1.0, run_bytes / 256.0);
   h.memory_items_per_unit = 2;
-  h.split_fixed_steps = 4;
+  h.split_fixed_steps = 0.5;  // the partial sums' traffic is priced below; a slice's own cost is small
   if (c.split_k > 1) h.extra_bytes = 2.0 * double(split_workspace_bytes(p, uint32_t(c.split_k), 1, 4));
   return h;
 }

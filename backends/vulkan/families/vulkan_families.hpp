@@ -43,6 +43,12 @@ class VulkanFamily : public PlannedFamily<VulkanLaunch> {
   // The workspace plan_split would ask for; refused past kMaxWorkspaceBytes.
   static uint64_t split_workspace_bytes(const Problem& p, uint32_t split, uint32_t pad_m, uint32_t pad_n);
   static constexpr uint64_t kMaxWorkspaceBytes = uint64_t(256) << 20;
+  // The 2-D tile families' K loops wait on each K tile's loads, which only other workgroups on the
+  // same compute unit hide: their rate scales with the work items (tiles x batch x slices) up to
+  // kResident per compute unit (H100, f16, N = K = 4096: 32 rows on 64 workgroups of 64x64
+  // coopmat took 0.11 ms, 9.6 TFLOP/s). A cost factor in (0, 1].
+  double residency_factor(const Problem& p, const Config& c) const;
+  static constexpr double kResident = 4;
 
   VulkanBackend& be_;
 };
