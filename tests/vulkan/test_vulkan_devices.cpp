@@ -68,7 +68,8 @@ std::string check_candidates(detail::vulkan::VulkanBackend& be, const detail::Pr
     } else if (family == "skinny") {
       CHECK(l.threads == uint32_t(c.config.warps) * dev.props.subgroup_size);
       const int64_t cols = l.derived ? p.m : p.n;  // few columns: runs D^T = B^T A^T
-      CHECK(l.tiles == uint64_t((cols + c.config.block_n - 1) / c.config.block_n));
+      CHECK(l.tiles == uint64_t((cols + c.config.block_n - 1) / c.config.block_n) * uint64_t(c.config.split_k));
+      CHECK((l.workspace_bytes > 0) == (c.config.split_k > 1));
       CHECK(std::min(p.m, p.n) <= 32);  // offered for decode shapes only
     } else {
       CHECK(family == "portable");
