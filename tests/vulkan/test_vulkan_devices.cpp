@@ -86,7 +86,7 @@ std::string describe(const detail::vulkan::DeviceProperties& p) {
     << VK_API_VERSION_MAJOR(p.api_version) << "." << VK_API_VERSION_MINOR(p.api_version) << "." << VK_API_VERSION_PATCH(p.api_version)
     << ", subgroup " << p.subgroup_size << " (" << p.min_subgroup_size << ".." << p.max_subgroup_size
     << (p.subgroup_size_control ? ", size control" : ", no size control") << "), shared " << p.max_shared_bytes << ", invocations "
-    << p.max_invocations << "\n  coopmat (m n k a b c result scope saturating):";
+    << p.max_invocations << ", compute units " << p.compute_units << "\n  coopmat (m n k a b c result scope saturating):";
   for (const auto& c : p.coopmat)
     o << " {" << c.m << "," << c.n << "," << c.k << "," << c.a << "," << c.b << "," << c.c << "," << c.result << "," << c.scope << ","
       << c.saturating << "}";

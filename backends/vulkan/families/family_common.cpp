@@ -72,8 +72,9 @@ void VulkanFamily::plan_common(const Problem& p, const Config& c, uint32_t subgr
 }
 
 double VulkanFamily::residency_factor(const Problem& p, const Config& c) const {
-  const double items = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
-  return std::min(1.0, items / (kResident * std::max(1, limits().compute_units)));
+  const double area = std::ceil(double(p.m) / c.block_m) * c.block_m * std::ceil(double(p.n) / c.block_n) * c.block_n * double(p.batch) *
+                      c.split_k;
+  return std::min(1.0, area / (kResidentArea * std::max(1, limits().compute_units)));
 }
 
 uint64_t VulkanFamily::split_workspace_bytes(const Problem& p, uint32_t split, uint32_t pad_m, uint32_t pad_n) {
