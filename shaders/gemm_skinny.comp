@@ -8,9 +8,9 @@
 //
 // Two orientations of B (B_K_CONTIG, chosen by the host from B's strides):
 //  - N contiguous (B row-major K x N): CT = BLOCK_N / VEC column threads of VEC adjacent columns
-//    (one VEC-wide load per row of B) times KT = THREADS / CT threads along K, each taking every
-//    KT-th row; lanes of a subgroup share their row, so their A values are one shared-memory
-//    broadcast;
+//    (one VEC-wide load per row of B) times KT = THREADS / CT threads along K, each taking
+//    STAGES consecutive rows per set (their A values are whole vectors); lanes of a subgroup
+//    share their rows, so those are one shared-memory broadcast;
 //  - K contiguous (B stored N x K): CT = BLOCK_N / VEC column groups of VEC columns times
 //    KT = THREADS / CT threads along K, each loading 8 consecutive K of each of its columns.
 // Each thread keeps two sets of STAGES loads (STAGES rows, or STAGES x 8-deep runs of each
@@ -52,8 +52,13 @@ const uint LOADS = B_K_CONTIG != 0u ? STAGES * VEC : STAGES;
 const uint SET_K = B_K_CONTIG != 0u ? STAGES * KT * 8u : STAGES * KT;
 const uint SETS = BLOCK_K / SET_K;  // per staged chunk (the host keeps BLOCK_K a multiple)
 
-shared float a_stage[BLOCK_M * BLOCK_K];
-shared float partial[KT * BLOCK_N];
+// A's chunk as f32, 4 consecutive K per vector (BLOCK_K is a multiple of 4): a thread's A values
+// are consecutive K (its rows of B are), read 4 at a time.
+shared vec4 a_stage[BLOCK_M * BLOCK_K / 4u];
+// The per-thread partial sums of ROWS rows at a time (at most 4096 floats; the host mirrors this).
+const uint ROWS_FIT = 4096u / (KT * BLOCK_N);
+const uint ROWS = ROWS_FIT < 1u ? 1u : ROWS_FIT > BLOCK_M ? BLOCK_M : ROWS_FIT;
+shared float partial[KT * BLOCK_N * ROWS];
 
 float load_a(uint i) {
   if (A_TYPE == 0u) return a32[i];
@@ -81,7 +86,7 @@ bool b_vec_ok;
 uvec4 load_set(uint k0, uint l, out bool slow) {
   slow = false;
   if (B_K_CONTIG == 0u) {
-    const uint k = k0 + kt + l * KT;
+    const uint k = k0 + kt * STAGES + l;  // consecutive rows per thread; lanes share them
     if (k >= p.K || n_first >= p.N) return uvec4(0);
     slow = !b_vec_ok || n_first + VEC > p.N;
     if (slow) return uvec4(0);
@@ -144,9 +149,13 @@ void main() {
       if (g % SETS == 0u) {
         kc = k0;
         barrier();  // the previous chunk's reads of a_stage are done
-        for (uint e = tid; e < BLOCK_M * BLOCK_K; e += THREADS) {
-          const uint m = m0 + e / BLOCK_K, k = kc + e % BLOCK_K;
-          a_stage[e] = m < p.M && k < k_end ? load_a(a_base + m * p.a_sr + k * p.a_sc) : 0.0;
+        for (uint q = tid; q < BLOCK_M * BLOCK_K / 4u; q += THREADS) {
+          const uint m = m0 + q * 4u / BLOCK_K, k = kc + q * 4u % BLOCK_K;
+          vec4 v = vec4(0.0);
+          if (m < p.M)
+            [[unroll]] for (uint e = 0; e < 4u; ++e)
+              if (k + e < k_end) v[e] = load_a(a_base + m * p.a_sr + (k + e) * p.a_sc);
+          a_stage[q] = v;
         }
         barrier();
       }
@@ -160,8 +169,11 @@ void main() {
         }
       }
       if (B_K_CONTIG == 0u) {
+        // This thread's STAGES consecutive rows of the chunk, from kk0; A's values for them are
+        // whole vectors where STAGES is a multiple of 4.
+        const uint kk0 = k0 - kc + kt * STAGES;
         [[unroll]] for (uint l = 0; l < LOADS; ++l) {
-          const uint kk = k0 - kc + kt + l * KT;  // row within the staged chunk
+          const uint kk = kk0 + l;  // row within the staged chunk
           float b[VEC];
           if (cur_slow) {
             const uint k = kc + kk;
@@ -175,7 +187,8 @@ void main() {
             }
           }
           [[unroll]] for (uint r = 0; r < BLOCK_M; ++r) {
-            const float a = a_stage[r * BLOCK_K + kk];
+            const uint at = r * BLOCK_K + kk;
+            const float a = STAGES % 4u == 0u ? a_stage[at / 4u][l % 4u] : a_stage[at / 4u][at % 4u];
             [[unroll]] for (uint j = 0; j < VEC; ++j) acc[r][j] = fma(a, b[j], acc[r][j]);
           }
         }
@@ -183,8 +196,13 @@ void main() {
         [[unroll]] for (uint t = 0; t < STAGES; ++t) {
           const uint kk = k0 - kc + (t * KT + kt) * 8u;  // first of 8 K within the chunk
           float av[BLOCK_M][8];
-          [[unroll]] for (uint r = 0; r < BLOCK_M; ++r)
-            [[unroll]] for (uint e = 0; e < 8u; ++e) av[r][e] = a_stage[r * BLOCK_K + kk + e];
+          [[unroll]] for (uint r = 0; r < BLOCK_M; ++r) {
+            const vec4 lo = a_stage[(r * BLOCK_K + kk) / 4u], hi = a_stage[(r * BLOCK_K + kk) / 4u + 1u];
+            [[unroll]] for (uint e = 0; e < 4u; ++e) {
+              av[r][e] = lo[e];
+              av[r][e + 4u] = hi[e];
+            }
+          }
           [[unroll]] for (uint j = 0; j < VEC; ++j) {
             float b[8];
             if (cur_slow) {
@@ -209,16 +227,19 @@ void main() {
         cur_slow = nxt_slow;
       }
     }
-    // Row by row: the KT partials of each column added in order of kt, then the epilogue (one
-    // slice) or the workspace (several).
-    [[unroll]] for (uint r = 0; r < BLOCK_M; ++r) {
-      [[unroll]] for (uint j = 0; j < VEC; ++j) partial[kt * BLOCK_N + ct * VEC + j] = acc[r][j];
+    // ROWS rows at a time: the KT partials of each output added in order of kt, then the
+    // epilogue (one slice) or the workspace (several). The outputs' loop is not unrolled, so the
+    // epilogue's code exists once (lavapipe compiles it in seconds, not minutes).
+    for (uint r0 = 0; r0 < BLOCK_M; r0 += ROWS) {
+      [[unroll]] for (uint r = 0; r < BLOCK_M; ++r)
+        if (r >= r0 && r < r0 + ROWS)
+          [[unroll]] for (uint j = 0; j < VEC; ++j) partial[((r - r0) * KT + kt) * BLOCK_N + ct * VEC + j] = acc[r][j];
       barrier();
-      const uint gm = m0 + r;
-      for (uint o = tid; o < BLOCK_N; o += THREADS) {
+      [[dont_unroll]] for (uint o = tid; o < ROWS * BLOCK_N; o += THREADS) {
+        const uint row = o / BLOCK_N, col = o % BLOCK_N;
         float s = 0.0;
-        for (uint t = 0; t < KT; ++t) s += partial[t * BLOCK_N + o];
-        const uint gn = n0 + o;
+        for (uint t = 0; t < KT; ++t) s += partial[(row * KT + t) * BLOCK_N + col];
+        const uint gm = m0 + r0 + row, gn = n0 + col;
         if (gm < p.M && gn < p.N) {
           if (SPLIT == 1u) store_d(p.d_off + batch * p.d_bs + gm * p.d_sr + gn * p.d_sc, epilogue_value(batch, gm, gn, s));
           else ws[((batch * SPLIT + slice) * p.M + gm) * n_pad + gn] = s;

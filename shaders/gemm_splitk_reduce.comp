@@ -30,6 +30,6 @@ void main() {
   vec4 s = vec4(0.0);
   [[unroll]] for (uint t = 0; t < SPLIT; ++t) s += ws4[(((batch * SPLIT + t) * m_pad + m) * n_pad + n) / 4u];
   const uint d = p.d_off + batch * p.d_bs + m * p.d_sr;
-  [[unroll]] for (uint j = 0; j < 4u; ++j)
+  [[dont_unroll]] for (uint j = 0; j < 4u; ++j)  // the epilogue's code once
     if (n + j < p.N) store_d(d + (n + j) * p.d_sc, epilogue_value(batch, m, n + j, s[j]));
 }

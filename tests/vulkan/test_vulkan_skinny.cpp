@@ -68,6 +68,7 @@ TEST_CASE("vulkan skinny: every config on ragged shapes, both B orientations, ep
         continue;
       }
       run_case(*ctx, fast);
+      if (k_contig && n_ok) continue;  // the element-wise path once per config (compile time on lavapipe)
       // Element-wise path: other dtypes, unaligned rows, one row pass, batches.
       Case slow{cfg.block_m > 1 ? int64_t(cfg.block_m - 1) : int64_t(1), cfg.block_n + 7, 2 * int64_t(cfg.block_k) + 11, 2};
       slow.config = cfg.to_string();

@@ -38,8 +38,13 @@ Layout layout_of(const Config& c, int threads, bool b_k_contig) {
 // B's K index is the contiguous one: the shader loads runs of 8 K per column.
 bool b_k_contiguous(const Problem& p) { return p.b.stride_row == 1 && p.b.stride_col != 1; }
 
-// The shader's shared memory: the staged BLOCK_M x BLOCK_K of A and the KT x BLOCK_N partial sums, f32.
-int64_t shared_bytes(const Config& c, const Layout& l) { return 4 * (int64_t(c.block_m) * c.block_k + int64_t(l.along_k) * c.block_n); }
+// The shader's shared memory: the staged BLOCK_M x BLOCK_K of A and the KT x BLOCK_N partial sums
+// of ROWS rows at a time (as many as fit 4096 floats, 1..BLOCK_M), f32.
+int64_t shared_bytes(const Config& c, const Layout& l) {
+  const int64_t per_row = int64_t(l.along_k) * c.block_n;
+  const int64_t rows = std::clamp<int64_t>(per_row > 0 ? 4096 / per_row : 1, 1, c.block_m);
+  return 4 * (int64_t(c.block_m) * c.block_k + per_row * rows);
+}
 
 // Few columns and more rows: run D^T = B^T A^T, a problem with few rows.
 bool runs_transposed(const Problem& p) { return p.n < p.m && p.n <= kSkinnyRows; }
@@ -75,11 +80,11 @@ Status SkinnyFamily::can_implement(const Problem& given, const Config& c) const 
   const int threads = c.warps * limits().warp_size;
   const Layout l = layout_of(c, threads, k_contig);
   if (c.block_m < 1 || c.block_m > 32 || c.stages < 1 || c.stages > 8 || c.block_n % l.vec || l.columns < 1 || threads % l.columns ||
-      threads > limits().max_threads_per_group || l.set_k < 1 || c.block_k % l.set_k)
+      threads > limits().max_threads_per_group || l.set_k < 1 || c.block_k % l.set_k || c.block_k % 4)
     return error(StatusCode::unsupported,
                  "tile " + c.to_string() + ": BLOCK_M 1..32, 1..8 stages, BLOCK_N a multiple of " + std::to_string(l.vec) + " whose " +
                      std::to_string(std::max(l.columns, 0)) + " column threads divide the " + std::to_string(threads) + " threads (at most " +
-                     std::to_string(limits().max_threads_per_group) + "), BLOCK_K a multiple of " + std::to_string(l.set_k) +
+                     std::to_string(limits().max_threads_per_group) + "), BLOCK_K a multiple of 4 and of " + std::to_string(l.set_k) +
                      " (stages x threads along K" + (k_contig ? " x 8, B's K being contiguous)" : ", B's N being contiguous)"));
   if (shared_bytes(c, l) > limits().max_shared_bytes)
     return error(StatusCode::unsupported, std::to_string(shared_bytes(c, l)) + " bytes of shared memory exceed the device's " +
