@@ -117,7 +117,7 @@ void VulkanFamily::summarize_common(const VulkanLaunch& l, PlanSummary& out, boo
     add("recorded as " + std::to_string(pieces) + " dispatches (at most " + std::to_string(max_z) + " batches each)");
   if (l.workspace_bytes)
     add("split-K in " + std::to_string(l.reduce_spec.values[kCommonSpecIds]) + " slices: f32 partial sums in " +
-                 std::to_string(l.workspace_bytes) + " bytes of the context's workspace, added in slice order by a second dispatch "
+                 std::to_string(l.workspace_bytes) + " bytes of workspace, added in slice order by a second dispatch "
                  "that runs the epilogue");
 }
 
