@@ -172,24 +172,30 @@ void main() {
         // This thread's STAGES consecutive rows of the chunk, from kk0; A's values for them are
         // whole vectors where STAGES is a multiple of 4.
         const uint kk0 = k0 - kc + kt * STAGES;
-        [[unroll]] for (uint l = 0; l < LOADS; ++l) {
-          const uint kk = kk0 + l;  // row within the staged chunk
-          float b[VEC];
-          if (cur_slow) {
-            const uint k = kc + kk;
-            [[unroll]] for (uint j = 0; j < VEC; ++j)
-              b[j] = k < p.K && n_first + j < p.N ? load_b(b_base + k * p.b_sr + (n_first + j) * p.b_sc) : 0.0;
-          } else {
-            [[unroll]] for (uint j = 0; j < VEC; j += 2u) {
-              const vec2 h = unpack2(cur[l][j / 2u]);
-              b[j] = h.x;
-              b[j + 1u] = h.y;
+        // Rows in groups of 4 (STAGES a multiple of 4: kk0 is then too): one vector of A per
+        // row of D and group; otherwise one element per row of D and row of B.
+        const uint GROUP = STAGES % 4u == 0u ? 4u : 1u;
+        [[unroll]] for (uint l0 = 0; l0 < LOADS; l0 += GROUP) {
+          float b[4][VEC];
+          [[unroll]] for (uint i = 0; i < GROUP; ++i) {
+            const uint l = l0 + i;
+            if (cur_slow) {
+              const uint k = kc + kk0 + l;
+              [[unroll]] for (uint j = 0; j < VEC; ++j)
+                b[i][j] = k < p.K && n_first + j < p.N ? load_b(b_base + k * p.b_sr + (n_first + j) * p.b_sc) : 0.0;
+            } else {
+              [[unroll]] for (uint j = 0; j < VEC; j += 2u) {
+                const vec2 h = unpack2(cur[l][j / 2u]);
+                b[i][j] = h.x;
+                b[i][j + 1u] = h.y;
+              }
             }
           }
           [[unroll]] for (uint r = 0; r < BLOCK_M; ++r) {
-            const uint at = r * BLOCK_K + kk;
-            const float a = STAGES % 4u == 0u ? a_stage[at / 4u][l % 4u] : a_stage[at / 4u][at % 4u];
-            [[unroll]] for (uint j = 0; j < VEC; ++j) acc[r][j] = fma(a, b[j], acc[r][j]);
+            const uint at = r * BLOCK_K + kk0 + l0;
+            const vec4 a = GROUP == 4u ? a_stage[at / 4u] : vec4(a_stage[at / 4u][at % 4u], 0.0, 0.0, 0.0);
+            [[unroll]] for (uint i = 0; i < GROUP; ++i)
+              [[unroll]] for (uint j = 0; j < VEC; ++j) acc[r][j] = fma(a[i], b[i][j], acc[r][j]);
           }
         }
       } else {
