@@ -33,10 +33,21 @@ __device__ void copy_tile(const Copy& c, long long tile, int b, Tile<T>& s) {
   const T* src = static_cast<const T*>(c.src) + (long long)b * c.src_batch;
   T* dst = static_cast<T*>(c.dst) + (long long)b * c.dst_batch;
   const bool read_along_cols = c.src_col <= c.src_row;
-  for (int e = threadIdx.x; e < kTile * kTile; e += kThreads) {
-    const int fast = e % kTile, slow = e / kTile;
+  // Every load of the thread is issued before the first shared store: a small copy is one
+  // memory latency, not one per element.
+  constexpr int kPerThread = kTile * kTile / kThreads;
+  T v[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int e = int(threadIdx.x) + k * kThreads, fast = e % kTile, slow = e / kTile;
     const int r = read_along_cols ? slow : fast, col = read_along_cols ? fast : slow;
-    if (r0 + r < c.rows && c0 + col < c.cols) s.e[r][col] = src[(r0 + r) * c.src_row + (c0 + col) * c.src_col];
+    v[k] = r0 + r < c.rows && c0 + col < c.cols ? src[(long long)(r0 + r) * c.src_row + (long long)(c0 + col) * c.src_col] : T(0);
+  }
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int e = int(threadIdx.x) + k * kThreads, fast = e % kTile, slow = e / kTile;
+    const int r = read_along_cols ? slow : fast, col = read_along_cols ? fast : slow;
+    s.e[r][col] = v[k];
   }
   __syncthreads();
   for (int e = threadIdx.x; e < kTile * kTile; e += kThreads) {
