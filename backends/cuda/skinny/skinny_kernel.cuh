@@ -47,6 +47,52 @@ __device__ __forceinline__ float skinny_load(const void* base, long long i, og_d
   else return load(t, base, i);
 }
 
+// A thread's share of one K chunk of ROWS rows of S from row `row0` on (ROWS x CHUNK; element e
+// at row e % ROWS, K e / ROWS where ROW_FASTEST, else row e / CHUNK, K e % CHUNK), zero outside
+// S or the slice: every load is issued before the first is used (one memory latency per chunk,
+// not one per element).
+template <int ROWS, int CHUNK, int LT, bool ROW_FASTEST>
+struct SChunk {
+  static constexpr int kPer = (CHUNK * ROWS + skinny::kThreads - 1) / skinny::kThreads;
+  float v[kPer];
+  __device__ __forceinline__ static void at(int j, int& r, int& kk) {
+    const int e = int(threadIdx.x) + j * skinny::kThreads;
+    r = ROW_FASTEST ? e % ROWS : e / CHUNK;
+    kk = ROW_FASTEST ? e / ROWS : e % CHUNK;
+  }
+  __device__ __forceinline__ void load(const SkinnyArgs& p, long long sbase, int k0, int ke, int row0 = 0) {
+    const char* sb = static_cast<const char*>(p.s.ptr);
+    if (p.s.dtype == p.l.dtype) {  // the large operand's typed loads
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        int r, kk;
+        at(j, r, kk);
+        r += row0;
+        const bool in = r < p.rows && kk < CHUNK && k0 + kk < ke;
+        v[j] = in ? skinny_load<LT>(sb, sbase + (long long)r * p.s.sr + (long long)(k0 + kk) * p.s.sc, p.s.dtype) : 0.0f;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        int r, kk;
+        at(j, r, kk);
+        r += row0;
+        const bool in = r < p.rows && kk < CHUNK && k0 + kk < ke;
+        v[j] = in ? cuda::load(p.s.dtype, sb, sbase + (long long)r * p.s.sr + (long long)(k0 + kk) * p.s.sc) : 0.0f;
+      }
+    }
+  }
+  // Into shared memory laid out [K][ROWS] (ROW_FASTEST, row0 0) or [rows][K].
+  __device__ __forceinline__ void store(float* shared, int row0 = 0) const {
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      int r, kk;
+      at(j, r, kk);
+      if (r < ROWS && kk < CHUNK) shared[ROW_FASTEST ? kk * ROWS + r : (row0 + r) * CHUNK + kk] = v[j];
+    }
+  }
+};
+
 // Sums the slices of a cluster into rank 0's `part` (ROWS x COLS, in rank order), then rank 0
 // applies the epilogue to the block's outputs. Every thread of the block calls it.
 template <int ROWS, int COLS>
@@ -108,7 +154,6 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs
   const int slice = int(blockIdx.x) % p.split, c0 = (int(blockIdx.x) / p.split) * kColsN;
   const long long batch = blockIdx.z + p.batch_base;
   const int kb = slice * p.slice_k, ke = min(p.k, kb + p.slice_k);
-  const char* sb = static_cast<const char*>(p.s.ptr);
   const void* lb = p.l.ptr;
   const int col0 = c0 + lane, col1 = col0 + 32;
   const bool in0 = col0 < p.cols, in1 = col1 < p.cols;
@@ -129,11 +174,10 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs
       v[i][0] = (gk < ke && in0) ? skinny_load<LT>(lb, row + col0 * p.l.sc, p.l.dtype) : 0.0f;
       v[i][1] = (gk < ke && in1) ? skinny_load<LT>(lb, row + col1 * p.l.sc, p.l.dtype) : 0.0f;
     }
+    SChunk<ROWS, kChunkN, LT, true> sc;
+    sc.load(p, sbase, k0, ke);
     __syncthreads();
-    for (int e = int(threadIdx.x); e < kChunkN * ROWS; e += kThreads) {
-      const int r = e % ROWS, kk = e / ROWS, gk = k0 + kk;
-      s_sm[kk][r] = (gk < ke && r < p.rows) ? load(p.s.dtype, sb, sbase + r * p.s.sr + gk * p.s.sc) : 0.0f;
-    }
+    sc.store(&s_sm[0][0]);
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < kChunkN / kWarps; ++i) {
@@ -173,7 +217,6 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_k(SkinnyArgs
   const int slice = int(blockIdx.x) % p.split, c0 = (int(blockIdx.x) / p.split) * kColsK;
   const long long batch = blockIdx.z + p.batch_base;
   const int kb = slice * p.slice_k, ke = min(p.k, kb + p.slice_k);
-  const char* sb = static_cast<const char*>(p.s.ptr);
   const void* lb = p.l.ptr;
   const long long lbase = batch * p.l.bs, sbase = batch * p.s.bs;
   constexpr int kCols = kColsK / kWarps;
@@ -193,10 +236,15 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_k(SkinnyArgs
     for (int c = 0; c < kCols; ++c) acc[r][c] = 0.0f;
 
   for (int k0 = kb; k0 < ke; k0 += kChunkK) {
+    // Rows of S a few at a time where the accumulators are many: more loads in flight made
+    // ptxas spill the sixteen-row kernels.
+    constexpr int kRowsAtOnce = ROWS < 8 ? ROWS : ROWS == 8 ? 8 : 4;
     __syncthreads();
-    for (int e = int(threadIdx.x); e < kChunkK * ROWS; e += kThreads) {
-      const int r = e / kChunkK, kk = e % kChunkK, gk = k0 + kk;
-      s_sm[r][kk] = (gk < ke && r < p.rows) ? load(p.s.dtype, sb, sbase + r * p.s.sr + gk * p.s.sc) : 0.0f;
+#pragma unroll
+    for (int h = 0; h < ROWS; h += kRowsAtOnce) {
+      SChunk<kRowsAtOnce, kChunkK, LT, false> sc;
+      sc.load(p, sbase, k0, ke, h);
+      sc.store(&s_sm[0][0], h);
     }
     __syncthreads();
     constexpr int kGroup = ROWS >= 16 ? 2 : 4;  // K steps loaded before use (registers allowing)
