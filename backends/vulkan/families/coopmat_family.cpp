@@ -70,6 +70,11 @@ Status CoopmatFamily::can_implement(const Problem& p, const Config& c) const {
     return error(StatusCode::unsupported, "split-K in " + std::to_string(c.split_k) + " slices would need " +
                                               std::to_string(split_workspace_bytes(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n))) +
                                               " bytes of workspace, more than the " + std::to_string(kMaxWorkspaceBytes) + " bound");
+  // Every slice gets at least one BLOCK_K of K: more slices than K blocks only add empty work
+  // items and partial sums to add.
+  if (c.split_k > 1 && p.k < int64_t(c.split_k) * c.block_k)
+    return error(StatusCode::unsupported, "split-K in " + std::to_string(c.split_k) + " slices needs K >= " + std::to_string(c.split_k) +
+                                              " x BLOCK_K = " + std::to_string(int64_t(c.split_k) * c.block_k) + ", not " + std::to_string(p.k));
   const int threads = c.warps * int(d.coopmat.subgroup);
   const int64_t shared = shared_bytes(p, c, cm);
   if (threads > limits().max_threads_per_group || shared > limits().max_shared_bytes)
