@@ -277,6 +277,7 @@ TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, o
     std::string refused;
     for (const detail::Config& cfg : fam->configs()) {
       CAPTURE(cfg.to_string());
+      MESSAGE("vulkan " << family << " config " << cfg.to_string());  // progress (with -s): a hang names its config
       const Status s = run_probe(*ctx, Dtype::f16, cfg.to_string());
       if (!s.ok()) {
         CHECK(s.code == StatusCode::unsupported);  // refused with a reason, never a wrong answer
