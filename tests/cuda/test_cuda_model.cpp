@@ -10,6 +10,7 @@
 
 #include "dispatch.hpp"
 #include "families.hpp"
+#include "sm90/kernel_key.hpp"
 #include "tuner.hpp"
 
 using namespace omnigemm::detail;
@@ -143,6 +144,37 @@ TEST_CASE("cuda model: the benchmark's shapes get the configs that measured best
     CAPTURE(r.k);
     CHECK(choice(be, p) == r.expected);
   }
+}
+
+// Kernels without the register epilogue (kernel_key.hpp: ping-pong, 192 columns per consumer, two
+// 64-row blocks) finish fused epilogues through shared memory: the model prices that, so a fused
+// problem goes to a kernel with it, while the plain GEMM keeps its own best tile.
+TEST_CASE("cuda model: fused epilogues choose Hopper kernels that finish them in registers") {
+  ModelledH100 be;
+  auto in_registers = [](const std::string& text) {
+    const auto c = Config::parse(text);
+    sm90::Form form = sm90::Form::coop;
+    REQUIRE((c && sm90::parse_form(c->form.text, form)));
+    return sm90::kernel_key(c->block_m, c->block_n, c->split_k, form).register_epilogue();
+  };
+  for (int64_t size : {2048, 3072, 4096, 8192}) {
+    const Problem p = problem(size, size, size, OG_DTYPE_F16, OG_DTYPE_F16);
+    const std::string plain = choice(be, p);
+    CAPTURE(size);
+    CAPTURE(plain);
+    for (int variant = 0; variant < 3; ++variant) {
+      Problem f = p;
+      if (variant == 0) f.activation = OG_ACT_GELU_TANH;
+      if (variant == 1) f.bias_mode = OG_BIAS_PER_N;
+      if (variant == 2) f.c = f.d, f.beta = 0.5f;
+      const std::string fused = choice(be, f);
+      CAPTURE(variant);
+      CAPTURE(fused);
+      CHECK(in_registers(fused));
+      if (in_registers(plain)) CHECK(fused == plain);
+    }
+  }
+  CHECK(choice(be, problem(3072, 3072, 3072, OG_DTYPE_F16, OG_DTYPE_F16)) == "sm90_wgmma:192x192x64-g8-s4-w12-swap");
 }
 
 TEST_CASE("cuda model: narrow, tall and 192x192 Hopper tiles are offered only where they pay") {
