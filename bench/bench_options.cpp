@@ -89,6 +89,7 @@ void print_usage() {
       "                                elements (its largest dimension halved until it fits); --budget-ms\n"
       "                                defaults to 100. Prints and writes (summary.csv, results.json) the\n"
       "                                geometric mean, 10th percentile and minimum of the vendor/OmniGEMM ratios\n"
+      "  --random-pick I,J,...         only these problems of the draw (its x column): reruns rows of a sweep\n"
       "  --random-max-dim D            largest M, N, K the random sweep draws (default 16384)\n"
       "  --random-max-flops F          FLOPs cap per random problem (default 2^40)\n"
       "  --epilogue E,...              fused epilogues, each a row against OmniGEMM's plain GEMM (fused/plain\n"
@@ -217,6 +218,9 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
         if (!(v = need(i, "--random"))) return false;
         o.random_count = std::stoi(v);
         if (o.random_count <= 0) { err = "--random needs a positive count"; return false; }
+      } else if (a == "--random-pick") {
+        if (!(v = need(i, "--random-pick"))) return false;
+        for (const std::string& t : split(v, ',')) o.random_pick.push_back(std::stoll(t));
       } else if (a == "--random-max-dim") {
         if (!(v = need(i, "--random-max-dim"))) return false;
         o.random_max_dim = std::stoll(v);
@@ -316,6 +320,17 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
     }
     o.sweep = "random";
     o.shapes = random_shapes(o);
+    if (!o.random_pick.empty()) {
+      std::vector<Shape> kept;
+      for (int64_t i : o.random_pick) {
+        if (i < 0 || i >= int64_t(o.shapes.size())) {
+          err = "--random-pick " + std::to_string(i) + " is not an index of the draw (0.." + std::to_string(o.shapes.size() - 1) + ")";
+          return false;
+        }
+        kept.push_back(o.shapes[size_t(i)]);
+      }
+      o.shapes = std::move(kept);
+    }
     return true;
   }
   if (k_lo > 0 || k_hi > 0) {

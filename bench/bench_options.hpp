@@ -25,6 +25,7 @@ struct Storage {
 struct Shape {
   int64_t m = 0, n = 0, k = 0;
   bool drawn = false;  // from --random: `storage` and `dtype` (an index into Options::dtypes) apply
+  int64_t draw = -1;   // from --random: its index in the seed's draw (the x column), kept by --random-pick
   Storage storage;
   int dtype = 0;
   std::string label() const { return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k); }
@@ -57,6 +58,7 @@ struct Options {
   std::vector<Shape> shapes;
   std::string sweep = "square";   // square | k | list | llm | random: the x axis of the plot
   int random_count = 0;           // --random N: N problems drawn from the seed (bench_random.hpp)
+  std::vector<int64_t> random_pick;  // --random-pick: only these indices of the draw (rerun a row)
   int64_t random_max_dim = 16384;
   double random_max_flops = 1099511627776.0;  // 2^40 per problem
   bool budget_given = false;

@@ -52,6 +52,7 @@ std::vector<Shape> random_shapes(const Options& o) {
   for (int i = 0; i < o.random_count; ++i) {
     Shape s;
     s.drawn = true;
+    s.draw = int64_t(out.size());
     s.dtype = int(std::uniform_int_distribution<size_t>(0, o.dtypes.size() - 1)(g));
     const DtypeSpec& dt = o.dtypes[size_t(s.dtype)];
     const double kind = std::uniform_real_distribution<double>(0, 1)(g);
@@ -99,6 +100,13 @@ std::vector<Shape> random_shapes(const Options& o) {
       st.a_pad = draw_pad(g, st.a_col_major ? s.m : s.k, ei, !(which & 1));
       st.b_pad = draw_pad(g, st.b_col_major ? s.k : s.n, ei, !(which & 2));
       st.d_pad = draw_pad(g, s.n, eo, aligned);
+    }
+    if (fp8) {  // cuBLASLt's fp8 GEMM has no algorithm for K or N off a multiple of 16
+      s.k = (s.k + 15) / 16 * 16;
+      s.n = (s.n + 15) / 16 * 16;
+      st.a_pad = draw_pad(g, s.k, ei, true);
+      st.b_pad = draw_pad(g, s.k, ei, true);
+      st.d_pad = draw_pad(g, s.n, eo, true);
     }
     if (st.batch == 1) st.a_gap = st.b_gap = st.d_gap = 0, st.b_broadcast = false;
     out.push_back(s);

@@ -4,7 +4,7 @@
 // batch strides 16-byte aligned on half of the problems and not on the other half; a fifth
 // batched (2 to 16), a quarter of those with one B broadcast to every batch. fp8 problems keep
 // what cuBLASLt's fp8 GEMM needs (A row-major, B column-major, 16-byte aligned leading
-// dimensions, one batch). Each problem is bounded: while its FLOPs exceed --random-max-flops or
+// dimensions, K and N multiples of 16, one batch). Each problem is bounded: while its FLOPs exceed --random-max-flops or
 // its operands 2^27 elements, its batch count, then its largest dimension, is halved.
 #pragma once
 

@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
         ++done;
         Row base;
         base.sweep = o.sweep;
-        base.x = o.sweep == "square" ? double(sh.m) : o.sweep == "k" ? double(sh.k) : double(si);
+        base.x = o.sweep == "square" ? double(sh.m) : o.sweep == "k" ? double(sh.k) : sh.draw >= 0 ? double(sh.draw) : double(si);
         base.backend = og_backend_name(bs.kind);
         base.device = bs.dev.name;
         base.dt = dt;

@@ -49,6 +49,12 @@ layout(constant_id = 15) const uint B_K_CONTIG = 0; // 1: B's K index is the con
 // shared-memory loads (MMAs on fragments loaded once). Only a developer build (OMNIGEMM_DEVELOPER)
 // specializes this id; every other pipeline keeps the default 0 and the probe code folds away.
 layout(constant_id = 16) const uint MAINLOOP_PROBE = 0;
+// Split-K: K in SPLIT slices, one workgroup per (tile, slice); with SPLIT > 1 each stores its f32
+// accumulators in the workspace (binding 16) at [((batch * SPLIT + slice) * M_PAD + m) * N_PAD + n]
+// (M, N padded to the tile), and gemm_splitk_reduce.comp adds the slices in order and runs the
+// epilogue.
+layout(constant_id = 17) const uint SPLIT = 1;
+layout(std430, set = 0, binding = 16) writeonly buffer Workspace { float ws[]; };
 
 // Vector views of the same bindings (descriptor aliasing): 8 16-bit inputs per A/B load, 4
 // outputs per D store, used where the contiguous dimension, the strides and the base allow.
@@ -175,11 +181,13 @@ void write_outputs(uint batch, uint gm, uint gn, vec4 acc4, bool d_vec4) {
 }
 
 void main() {
-  // One workgroup per work item of one batch (no split-K: one slice), from the shared scheduler;
-  // the batches along z, from batch_base in each dispatch.
+  // One workgroup per work item of one batch and K slice (slice-major), from the shared
+  // scheduler; the batches along z, from batch_base in each dispatch.
+  const uint tiles = uint(num_pid_m() * num_pid_n());
   const uint item = work_item_id();
-  if (item >= uint(num_pid_m() * num_pid_n())) return;  // uniform in the workgroup: before any barrier
-  const OgWork tile = og_work_item(int(item), num_pid_m(), num_pid_n(), GROUP_M, 1);
+  if (item >= tiles * SPLIT) return;  // uniform in the workgroup: before any barrier
+  const uint slice = item / tiles;
+  const OgWork tile = og_work_item(int(item % tiles), num_pid_m(), num_pid_n(), GROUP_M, 1);
   const uint batch = gl_WorkGroupID.z + p.batch_base;
   m0 = uint(tile.pid_m) * BLOCK_M;
   n0 = uint(tile.pid_n) * BLOCK_N;
@@ -200,9 +208,12 @@ void main() {
   [[unroll]] for (uint i = 0; i < FRAG_M; ++i)
     [[unroll]] for (uint j = 0; j < FRAG_N; ++j) acc[i][j] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
 
-  const uint k_tiles = (p.K + BLOCK_K - 1u) / BLOCK_K;
+  // This slice's K tiles: slices are whole K tiles, so a tile's loads stop only at K.
+  const uint per_slice = ((p.K + SPLIT - 1u) / SPLIT + BLOCK_K - 1u) / BLOCK_K * BLOCK_K;
+  const uint k_begin = min(p.K, slice * per_slice);
+  const uint k_tiles = (min(p.K, k_begin + per_slice) - k_begin + BLOCK_K - 1u) / BLOCK_K;
   if (k_tiles > 0u) {
-    load_tiles(0u);
+    load_tiles(k_begin);
     store_tiles(0u);
   }
   barrier();
@@ -229,7 +240,7 @@ void main() {
   for (uint kt = 0; MAINLOOP_PROBE != 2u && kt < k_tiles; ++kt) {
     const bool more = kt + 1u < k_tiles && MAINLOOP_PROBE == 0u;
     const uint stage = STAGES > 1u ? (kt & 1u) : 0u;
-    if (more) load_tiles((kt + 1u) * BLOCK_K);  // in flight during the MMAs below
+    if (more) load_tiles(k_begin + (kt + 1u) * BLOCK_K);  // in flight during the MMAs below
 
     const uint a_at = stage * STAGE_VECS, b_at = a_at + A_TILE_VECS;
     [[unroll]] for (uint kk = 0; kk < BLOCK_K; kk += CM_K) {
@@ -263,6 +274,16 @@ void main() {
     barrier();
   }
 
+  if (SPLIT > 1u) {
+    // Partial sums straight from the fragments (the workspace is padded to whole tiles).
+    const uint m_pad = uint(num_pid_m()) * BLOCK_M, n_pad = uint(num_pid_n()) * BLOCK_N;
+    const uint at = (batch * SPLIT + slice) * m_pad * n_pad;
+    [[unroll]] for (uint i = 0; i < FRAG_M; ++i)
+      [[unroll]] for (uint j = 0; j < FRAG_N; ++j)
+        coopMatStore(acc[i][j], ws, at + (m0 + wm * WARP_M + i * CM_M) * n_pad + n0 + wn * WARP_N + j * CM_N, n_pad,
+                     gl_CooperativeMatrixLayoutRowMajor);
+    return;
+  }
   // Epilogue, one fragment row at a time: each subgroup stores its CM_M x WARP_N strip to shared
   // memory (reusing the operand buffers: the loop ended on a barrier), then each lane finishes 4
   // consecutive columns of a row.

@@ -106,15 +106,77 @@ __device__ __forceinline__ void epilogue_store_pair(const EpilogueArgs& e, long 
   if (gn + 1 < n) epilogue_store(e, batch, gm, gn + 1, acc1);
 }
 
+// Whether the epilogue is alpha * acc alone (no C, bias or activation): the run stores below
+// then skip the per-element epilogue (the same value: og_epilogue_apply reduces to alpha * acc).
+__device__ __forceinline__ bool epilogue_plain(const EpilogueArgs& e) {
+  return !e.has_c && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
+}
+
+// `count` (1..4) outputs from (gm, gn) on, consecutive along D's row (ALONG_ROW) or column, all
+// in range, at any strides and alignment: the epilogue per element (alpha alone where plain),
+// the address once per run, and for 16-bit outputs with a unit stride along the run, paired
+// 4-byte stores where the address allows. The general stores of the kernels' edge and unaligned
+// paths: a per-element epilogue_store costs several times the instructions.
+template <bool ALONG_ROW>
+__device__ __forceinline__ void epilogue_store_run(const EpilogueArgs& e, long long batch, int gm, int gn, int count, float4 acc) {
+  float v[4] = {acc.x, acc.y, acc.z, acc.w};
+  if (epilogue_plain(e)) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) v[q] *= e.alpha;
+  } else {
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      if (q < count) v[q] = epilogue_value(e, batch, ALONG_ROW ? gm : gm + q, ALONG_ROW ? gn + q : gn, v[q]);
+  }
+  const long long step = ALONG_ROW ? e.d.sc : e.d.sr;
+  const long long i0 = batch * e.d.bs + (long long)gm * e.d.sr + (long long)gn * e.d.sc;
+  if (e.d.dtype == OG_DTYPE_F32) {
+    float* d = static_cast<float*>(const_cast<void*>(e.d.ptr)) + i0;
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      if (q < count) d[q * step] = v[q];
+    return;
+  }
+  const bool bf16 = e.d.dtype == OG_DTYPE_BF16;
+  unsigned short* d = static_cast<unsigned short*>(const_cast<void*>(e.d.ptr)) + i0;
+  unsigned short h[4];
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+    h[q] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(v[q])) : __half_as_ushort(__float2half_rn(v[q]));
+  if (step == 1) {  // static register indices only: a dynamic one would put h in local memory
+    auto pair = [](unsigned short lo, unsigned short hi) { return unsigned(lo) | (unsigned(hi) << 16); };
+    if ((reinterpret_cast<unsigned long long>(d) & 2u) == 0) {  // 4-byte aligned: (0,1) (2,3)
+      if (count >= 2) *reinterpret_cast<unsigned*>(d) = pair(h[0], h[1]);
+      else d[0] = h[0];
+      if (count == 4) *reinterpret_cast<unsigned*>(d + 2) = pair(h[2], h[3]);
+      else if (count == 3) d[2] = h[2];
+    } else {  // 2 bytes past a boundary: 0, (1,2), 3
+      d[0] = h[0];
+      if (count >= 3) *reinterpret_cast<unsigned*>(d + 1) = pair(h[1], h[2]);
+      else if (count == 2) d[1] = h[1];
+      if (count == 4) d[3] = h[3];
+    }
+    return;
+  }
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+    if (q < count) d[q * step] = h[q];
+}
+
 // Four horizontally adjacent outputs (gm, gn..gn+3), all in range, of a problem whose
 // d_vector_rows holds and gn % 4 == 0: alpha, bias and activation, then one 8- or 16-byte store.
 __device__ __forceinline__ void epilogue_store_quad(const EpilogueArgs& e, long long batch, int gm, int gn, float4 acc) {
   float v[4] = {acc.x, acc.y, acc.z, acc.w};
+  if (epilogue_plain(e)) {
 #pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    const float x = og_epilogue_sum(e.alpha, v[q], false, 0.0f, 0.0f, e.bias_mode != OG_BIAS_NONE,
-                                    bias_value(e, batch, gm, gn + q));
-    v[q] = e.act == OG_ACT_NONE ? x : og_activate(int(e.act), x, e.slope);
+    for (int q = 0; q < 4; ++q) v[q] *= e.alpha;
+  } else {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float x = og_epilogue_sum(e.alpha, v[q], false, 0.0f, 0.0f, e.bias_mode != OG_BIAS_NONE,
+                                      bias_value(e, batch, gm, gn + q));
+      v[q] = e.act == OG_ACT_NONE ? x : og_activate(int(e.act), x, e.slope);
+    }
   }
   const long long i = batch * e.d.bs + gm * e.d.sr + gn;
   if (e.d.dtype == OG_DTYPE_F32) {

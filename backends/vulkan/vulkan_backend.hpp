@@ -95,8 +95,13 @@ class VulkanBackend final : public Backend {
   Status create_queue_objects();
   void destroy_queue_objects();
   VkResult new_descriptor_pool(VkDescriptorPool& pool);
-  Status descriptor_set_for(const Problem& p, DescriptorUse use, VkDescriptorSet& set);
-  Status descriptor_set_with(const VkBuffer (&per_binding)[kBindings], DescriptorUse use, VkDescriptorSet& set);
+  // `workspace`: split-K's buffer, or VK_NULL_HANDLE.
+  Status descriptor_set_for(const Problem& p, VkBuffer workspace, DescriptorUse use, VkDescriptorSet& set);
+  // Split-K's workspace of at least `bytes` (mutex_ held): one per context, shared by its GEMMs,
+  // which the barrier each recording starts with orders on a queue.
+  Status workspace_locked(uint64_t bytes, VkBuffer& out);
+  Status descriptor_set_with(const VkBuffer (&per_binding)[kBindings], DescriptorUse use, VkDescriptorSet& set,
+                             VkDeviceSize workspace_offset = 0);
   // vulkan_quantize.cpp: one pass of shaders/block_quantize.comp over `count` invocations.
   Status record_block_pass(uint32_t op, const Operand& plain, const Operand& blocked, bool operand_b, VkBuffer amax,
                            uint32_t global_bits, uint64_t count, void* stream);
@@ -127,6 +132,8 @@ class VulkanBackend final : public Backend {
   std::vector<VkDescriptorPool> async_pools_;
   int async_sets_in_last_ = 0;
   std::map<VkBuffer, Allocation> buffers_;
+  VkBuffer workspace_ = VK_NULL_HANDLE;  // in buffers_
+  uint64_t workspace_bytes_ = 0;
   // Bound to every binding of prepare_pipeline's empty dispatch; allocated once, on first need.
   og_memory scratch_{};
   Status scratch_status_;

@@ -334,7 +334,7 @@ void VulkanDevice::apply(const DeviceProperties& p) {
   info.limits.max_threads_per_group = int(p.max_invocations);
   info.limits.warp_size = int(p.subgroup_size ? p.subgroup_size : 1);
   const bool cpu = cpu_device = p.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-  info.limits.compute_units = cpu ? int(std::max(1u, std::thread::hardware_concurrency())) : 64;
+  info.limits.compute_units = cpu ? int(std::max(1u, std::thread::hardware_concurrency())) : p.compute_units ? int(p.compute_units) : 64;
   info.limits.l2_bytes = cpu ? (32ll << 20) : (64ll << 20);  // not queryable in core Vulkan
   std::copy(p.max_groups, p.max_groups + 3, max_groups);
   const BuiltShaders built = BuiltShaders::of_this_build();

@@ -46,18 +46,22 @@ VkResult VulkanBackend::new_descriptor_pool(VkDescriptorPool& pool) {
 }
 
 // One descriptor set with every binding written (unused ones point at D's buffer).
-Status VulkanBackend::descriptor_set_for(const Problem& p, DescriptorUse use, VkDescriptorSet& set) {
+Status VulkanBackend::descriptor_set_for(const Problem& p, VkBuffer workspace, DescriptorUse use, VkDescriptorSet& set) {
   auto buf = [&](const og_memory& m) { return reinterpret_cast<VkBuffer>(uintptr_t(m.vk_buffer)); };
   const VkBuffer d = buf(p.d.mem);
   const VkBuffer a = p.a.present ? buf(p.a.mem) : d, b = p.b.present ? buf(p.b.mem) : d;
   const VkBuffer c = p.c.present ? buf(p.c.mem) : d, bias = p.bias_mode != OG_BIAS_NONE ? buf(p.bias) : d;
   const VkBuffer as = p.a.present && p.a.scale.present() ? buf(p.a.scale.mem) : d;
   const VkBuffer bs = p.b.present && p.b.scale.present() ? buf(p.b.scale.mem) : d;
-  const VkBuffer per_binding[kBindings] = {a, a, a, b, b, b, c, c, d, d, bias, bias, as, as, bs, bs};
-  return descriptor_set_with(per_binding, use, set);
+  // Split-K's workspace: the caller's (og_gemm_desc.workspace, 256-byte aligned) or the context's.
+  const bool caller_ws = workspace && p.has_workspace();
+  const VkBuffer ws = caller_ws ? buf(p.workspace) : workspace ? workspace : d;
+  const VkBuffer per_binding[kBindings] = {a, a, a, b, b, b, c, c, d, d, bias, bias, as, as, bs, bs, ws};
+  return descriptor_set_with(per_binding, use, set, caller_ws ? p.workspace.offset : 0);
 }
 
-Status VulkanBackend::descriptor_set_with(const VkBuffer (&per_binding)[kBindings], DescriptorUse use, VkDescriptorSet& set) {
+Status VulkanBackend::descriptor_set_with(const VkBuffer (&per_binding)[kBindings], DescriptorUse use, VkDescriptorSet& set,
+                                          VkDeviceSize workspace_offset) {
   const Vk& vk = dev_.vk;
   VkDescriptorPool pool = use == DescriptorUse::capture ? capture_pool_ : sync_pool_;
   if (use == DescriptorUse::caller) {
@@ -78,10 +82,28 @@ Status VulkanBackend::descriptor_set_with(const VkBuffer (&per_binding)[kBinding
   VkDescriptorBufferInfo infos[kBindings];
   VkWriteDescriptorSet writes[kBindings];
   for (uint32_t i = 0; i < kBindings; ++i) {
-    infos[i] = {per_binding[i], 0, VK_WHOLE_SIZE};
+    infos[i] = {per_binding[i], i == kWorkspaceBinding ? workspace_offset : 0, VK_WHOLE_SIZE};
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, nullptr, set, i, 0, 1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nullptr, &infos[i], nullptr};
   }
   vk.vkUpdateDescriptorSets(dev_.device, kBindings, writes, 0, nullptr);
+  return {};
+}
+
+Status VulkanBackend::workspace_locked(uint64_t bytes, VkBuffer& out) {
+  if (bytes > workspace_bytes_) {
+    // Grown to a power of two; the smaller one stays allocated until the context is destroyed,
+    // as a caller's command buffer recorded with it may not have run yet.
+    uint64_t size = uint64_t(1) << 20;
+    while (size < bytes) size *= 2;
+    VkBuffer buffer;
+    Allocation a;
+    Status s = create_buffer(size_t(size), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, buffer, a);
+    if (!s) return s;
+    buffers_[buffer] = a;
+    workspace_ = buffer;
+    workspace_bytes_ = size;
+  }
+  out = workspace_;
   return {};
 }
 
@@ -120,6 +142,9 @@ Status VulkanBackend::prepare_pipeline(const VulkanLaunch& l) {
   const uint64_t made = pipelines_.set().stats().created;
   Status s = pipelines_.set().acquire(l.shader, l.spec, PipelineSet::Use::prepare, pipeline, hold);
   HoldGuard guard{pipelines_.set(), hold};
+  VkPipeline reduce = VK_NULL_HANDLE;
+  HoldGuard reduce_guard{pipelines_.set(), {}};
+  if (s && l.workspace_bytes) s = pipelines_.set().acquire(l.reduce_shader, l.reduce_spec, PipelineSet::Use::prepare, reduce, reduce_guard.hold);
   if (!s || !dev_.cpu_device || pipelines_.set().stats().created == made) return s;
   // Mesa's lavapipe translates the pipeline to machine code at its first dispatch, not at its
   // creation: one dispatch of an empty problem (every workgroup returns at once) does it now.
@@ -138,6 +163,10 @@ Status VulkanBackend::prepare_pipeline(const VulkanLaunch& l) {
   pc.epilogue = 7;  // no C term; M = N = K = 0: no work items
   vk.vkCmdPushConstants(cmd_, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
   vk.vkCmdDispatch(cmd_, 1, 1, 1);
+  if (reduce) {
+    vk.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, reduce);
+    vk.vkCmdDispatch(cmd_, 1, 1, 1);
+  }
   return submit_and_wait(cmd_);
 }
 
@@ -150,17 +179,25 @@ Status VulkanBackend::record(const VulkanLaunch& l, void* stream) {
   if (gy > dev_.max_groups[1])
     return error(StatusCode::unsupported, "vulkan: " + std::to_string(l.tiles) + " workgroups per batch exceed the device's " +
                                               std::to_string(max_x) + " x " + std::to_string(dev_.max_groups[1]));
-  VkPipeline pipeline;
-  HoldGuard guard{pipelines_.set(), {}};
-  Status s = pipelines_.set().acquire(l.shader, l.spec, stream ? PipelineSet::Use::caller : PipelineSet::Use::submit, pipeline,
-                                      guard.hold);
+  const uint64_t rx = std::max<uint64_t>(1, std::min(max_x, l.reduce_groups)), ry = (l.reduce_groups + rx - 1) / rx;
+  if (ry > dev_.max_groups[1])
+    return error(StatusCode::unsupported, "vulkan: split-K's " + std::to_string(l.reduce_groups) + " reduction workgroups per batch exceed the device's " +
+                                              std::to_string(max_x) + " x " + std::to_string(dev_.max_groups[1]));
+  const PipelineSet::Use pipeline_use = stream ? PipelineSet::Use::caller : PipelineSet::Use::submit;
+  VkPipeline pipeline, reduce = VK_NULL_HANDLE;
+  HoldGuard guard{pipelines_.set(), {}}, reduce_guard{pipelines_.set(), {}};
+  Status s = pipelines_.set().acquire(l.shader, l.spec, pipeline_use, pipeline, guard.hold);
+  if (s && l.workspace_bytes) s = pipelines_.set().acquire(l.reduce_shader, l.reduce_spec, pipeline_use, reduce, reduce_guard.hold);
   if (!s) return s;
   std::lock_guard<std::mutex> lock(mutex_);
+  VkBuffer workspace = VK_NULL_HANDLE;  // the context's, unless the caller passed one (descriptor_set_for)
+  if (l.workspace_bytes && !l.problem->has_workspace() && !(s = workspace_locked(l.workspace_bytes, workspace))) return s;
+  if (l.workspace_bytes && l.problem->has_workspace()) workspace = reinterpret_cast<VkBuffer>(uintptr_t(l.problem->workspace.vk_buffer));
   // Record into: the caller's command buffer, else this thread's timing capture, else our own.
   const bool capturing = capture_ != VK_NULL_HANDLE && capture_thread_ == std::this_thread::get_id();
   const DescriptorUse use = stream ? DescriptorUse::caller : capturing ? DescriptorUse::capture : DescriptorUse::own;
   VkDescriptorSet set;
-  if (!(s = descriptor_set_for(*l.problem, use, set))) return s;
+  if (!(s = descriptor_set_for(*l.problem, workspace, use, set))) return s;
   VkCommandBuffer cmd = stream ? static_cast<VkCommandBuffer>(stream) : capturing ? capture_ : VK_NULL_HANDLE;
   const bool own = cmd == VK_NULL_HANDLE;
   if (own && !(s = begin(cmd_))) return s;
@@ -179,9 +216,24 @@ Status VulkanBackend::record(const VulkanLaunch& l, void* stream) {
     vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
     vk.vkCmdDispatch(cmd, uint32_t(gx), uint32_t(gy), uint32_t(std::min(max_z, l.batch - b0)));
   }
+  if (reduce) {  // split-K: every slice's partial sums are written before they are added
+    VkMemoryBarrier partials{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT};
+    vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &partials, 0, nullptr,
+                            0, nullptr);
+    vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, reduce);
+    for (uint64_t b0 = 0; b0 < l.batch; b0 += max_z) {
+      pc.batch_base = uint32_t(b0);
+      vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+      vk.vkCmdDispatch(cmd, uint32_t(rx), uint32_t(ry), uint32_t(std::min(max_z, l.batch - b0)));
+    }
+  }
   if (capturing) {  // the capture's submission is what ends its use (time_ms)
     capture_holds_.push_back(guard.hold);
     guard.hold = {};
+    if (reduce) {
+      capture_holds_.push_back(reduce_guard.hold);
+      reduce_guard.hold = {};
+    }
   }
   if (own) return submit_and_wait(cmd_);
   return {};

@@ -24,6 +24,14 @@ struct VulkanLaunch {
   uint64_t batch = 0;
   uint32_t threads = 0;       // per workgroup: warps x subgroup size
   int64_t shared_bytes = 0;   // what the shader declares for this specialization
+  // Split-K: the first dispatch leaves partial sums in `workspace_bytes` of the context's
+  // workspace (binding kWorkspaceBinding); a second, of `reduce_shader` with `reduce_spec` over
+  // `reduce_groups` workgroups per batch, adds them in a fixed order and runs the epilogue. No
+  // second dispatch where workspace_bytes is 0.
+  uint64_t workspace_bytes = 0;
+  Shader reduce_shader = Shader::splitk_reduce;
+  Specialization reduce_spec;
+  uint64_t reduce_groups = 0;
 };
 
 }  // namespace omnigemm::detail::vulkan

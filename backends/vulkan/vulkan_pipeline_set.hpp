@@ -24,8 +24,8 @@
 
 namespace omnigemm::detail::vulkan {
 
-enum class Shader : uint32_t { portable, coopmat, coopmat_bf16, coopmat2, coopmat2_bf16, block_quantize, skinny };
-constexpr int kShaderCount = 7;
+enum class Shader : uint32_t { portable, coopmat, coopmat_bf16, coopmat2, coopmat2_bf16, block_quantize, skinny, splitk_reduce };
+constexpr int kShaderCount = 8;
 
 // Specialization constants ids 0..count-1 (ids past `count` keep the shader's defaults).
 struct Specialization {

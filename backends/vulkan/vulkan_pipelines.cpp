@@ -13,6 +13,7 @@
 #include "block_quantize.spv.h"
 #include "gemm_portable.spv.h"
 #include "gemm_skinny.spv.h"
+#include "gemm_splitk_reduce.spv.h"
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
 #include "gemm_coopmat.spv.h"
 #endif
@@ -109,6 +110,7 @@ Status VulkanPipelines::create(const VulkanDevice& dev) {
   OG_VK_TRY(vk.vkCreatePipelineLayout(dev.device, &pli, nullptr, &layout_), "vkCreatePipelineLayout");
   Status s = add_modules(og_spv_gemm_portable, sizeof(og_spv_gemm_portable), false, Shader::portable, Shader::portable);
   if (s) s = add_modules(og_spv_gemm_skinny, sizeof(og_spv_gemm_skinny), false, Shader::skinny, Shader::skinny);
+  if (s) s = add_modules(og_spv_gemm_splitk_reduce, sizeof(og_spv_gemm_splitk_reduce), false, Shader::splitk_reduce, Shader::splitk_reduce);
   if (s) s = add_modules(og_spv_block_quantize, sizeof(og_spv_block_quantize), false, Shader::block_quantize, Shader::block_quantize);
   if (!s) return s;
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV

@@ -17,8 +17,10 @@
 namespace omnigemm::detail::vulkan {
 
 // Storage-buffer bindings of every shader (gemm_common.glsl): A, B as 32/16/8-bit views; C, D and
-// bias as 32/16-bit views; then A's and B's block scales as 8/32-bit views (block_scales.glsl).
-constexpr uint32_t kBindings = 16;
+// bias as 32/16-bit views; then A's and B's block scales as 8/32-bit views (block_scales.glsl);
+// then split-K's f32 workspace (gemm_splitk_reduce.comp).
+constexpr uint32_t kBindings = 17;
+constexpr uint32_t kWorkspaceBinding = 16;
 
 // gemm_common.glsl's push constants. Tile counts are not among them: the shaders derive them
 // from M, N and the tile shape (specialization constants), as the host does.

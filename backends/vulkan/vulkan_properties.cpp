@@ -130,6 +130,17 @@ DeviceProperties query_properties(const Vk& vk, VkInstance instance, VkPhysicalD
   std::vector<VkExtensionProperties> exts(n);
   vk.vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, exts.data());
   for (uint32_t i = 0; i < n; ++i) p.extensions.emplace_back(exts[i].extensionName);
+  if (p.has_extension(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 q{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sm};
+    vk.vkGetPhysicalDeviceProperties2(physical, &q);
+    p.compute_units = sm.shaderSMCount;
+  } else if (p.has_extension(VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderCorePropertiesAMD core{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+    VkPhysicalDeviceProperties2 q{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &core};
+    vk.vkGetPhysicalDeviceProperties2(physical, &q);
+    p.compute_units = core.shaderEngineCount * core.shaderArraysPerEngineCount * core.computeUnitsPerShaderArray;
+  }
 
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, v13 ? &f13 : nullptr};

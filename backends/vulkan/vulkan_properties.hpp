@@ -63,6 +63,9 @@ struct DeviceProperties {
   VkShaderStageFlags required_subgroup_size_stages = 0;
   uint32_t max_shared_bytes = 0, max_invocations = 0;
   uint32_t max_groups[3] = {65535, 65535, 65535};
+  // Compute units (NVIDIA SMs: VK_NV_shader_sm_builtins; AMD CUs: VK_AMD_shader_core_properties);
+  // 0 where the device does not say (the cost model then assumes 64).
+  uint32_t compute_units = 0;
   // Cooperative matrices.
   std::vector<CoopmatProperty> coopmat;
   uint32_t cm2_max_workgroup = 0, cm2_max_dimension = 0, cm2_reserved_shared = 0;

@@ -109,6 +109,14 @@ fi
 ptx="$work/sm90a_tf32.ptx"
 "$nvcc" "${flags[@]}" -arch=compute_90a -ptx "$src/backends/cuda/sm90/instances_tf32.cu" -o "$ptx"
 expect "$ptx" "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32" "sm_90a tf32 wgmma"
+# The f32 tiles reach wgmma as loaded (TMA into shared memory, read by descriptor): no conversion
+# to TF32 anywhere, so f32 copies of f16 and bf16 (sm90_repack's mixed inputs, whose low 13
+# mantissa bits are zero) are multiplied exactly.
+if grep -qE "cvt[.a-z0-9]*\.tf32" "$ptx"; then
+  echo "FAIL  sm_90a tf32: the kernel converts to TF32 ($(grep -cE "cvt[.a-z0-9]*\.tf32" "$ptx") cvt lines)"; failures=$((failures + 1))
+else
+  echo "ok    sm_90a tf32: no cvt to TF32 (operands multiplied as loaded)"
+fi
 "$(dirname "$nvcc")/ptxas" -arch=sm_90a -v "$ptx" -o "$work/sm90a_tf32.cubin" 2> "$work/sm90a_tf32.ptxas.log" ||
   { echo "FAIL  ptxas sm_90a tf32:"; cat "$work/sm90a_tf32.ptxas.log"; failures=$((failures + 1)); }
 worst=$(grep -oE "[0-9]+ bytes spill (stores|loads)" "$work/sm90a_tf32.ptxas.log" | awk '{print $1}' | sort -n | tail -1)

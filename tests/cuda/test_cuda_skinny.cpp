@@ -110,23 +110,27 @@ TEST_CASE("cuda: skinny split-K gives the same bits on every run") {
       D(3, 333, Dtype::f32);
   A.randomize();
   B.randomize();
-  Gemm g;
-  g.a = A.host_view();
-  g.b = B.host_view();
-  g.config = "skinny:4x64x64-g1-s1-w8-k8-axpy";
-  std::vector<unsigned char> first;
-  for (int run = 0; run < 3; ++run) {
-    D.poison();
-    g.d = D.host_view();
-    const Status s = ctx->run_host(g);
-    REQUIRE_MESSAGE(s.ok(), s.message);
-    if (run == 0) {
-      const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1));
-      CHECK(r.non_finite == 0);
-      CHECK(r.rel_error <= tolerance(Dtype::f32, 5000, Dtype::bf16, Dtype::bf16));
-      first = D.bytes;
-    } else {
-      CHECK(D.bytes == first);
+  // A cluster split (8) and a deep one (32: partial sums in the workspace, summed by the last slice).
+  for (const char* config : {"skinny:4x64x64-g1-s1-w8-k8-axpy", "skinny:4x64x64-g1-s1-w8-k32-axpy"}) {
+    CAPTURE(config);
+    Gemm g;
+    g.a = A.host_view();
+    g.b = B.host_view();
+    g.config = config;
+    std::vector<unsigned char> first;
+    for (int run = 0; run < 3; ++run) {
+      D.poison();
+      g.d = D.host_view();
+      const Status s = ctx->run_host(g);
+      REQUIRE_MESSAGE(s.ok(), s.message);
+      if (run == 0) {
+        const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1));
+        CHECK(r.non_finite == 0);
+        CHECK(r.rel_error <= tolerance(Dtype::f32, 5000, Dtype::bf16, Dtype::bf16));
+        first = D.bytes;
+      } else {
+        CHECK(D.bytes == first);
+      }
     }
   }
 }

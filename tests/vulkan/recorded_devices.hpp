@@ -27,6 +27,8 @@
 //    (ggml-vulkan requires M/N/K granularities of at most 32/16/16 and 32/32/16 there, and a
 //    largest dimension of at least 512, to enable its coopmat2 path on them).
 // The reserved shared memory of NV cooperative matrix 2 is not published: modelled as 0.
+// Compute units (VK_NV_shader_sm_builtins' shaderSMCount, VK_AMD_shader_core_properties' engines
+// x arrays x CUs): 132 SMs (H100 SXM), 128 (RTX 4090), 96 CUs (RX 7900 XTX); ANV reports none.
 #pragma once
 
 #include <string>
@@ -113,16 +115,19 @@ inline std::vector<Recorded> devices() {
   std::vector<Recorded> out;
   {
     DeviceProperties p = nvidia("NVIDIA H100 80GB HBM3");
+    p.compute_units = 132;
     out.push_back({"NVIDIA Hopper (H100), driver 580", true, p, {true, {16, 16, 16}, 32, false, true, true, "coopmat"}});
   }
   {
     DeviceProperties p = nvidia("NVIDIA GeForce RTX 4090");
+    p.compute_units = 128;
     p.max_shared_bytes = 49152;
     out.push_back({"NVIDIA Ada (RTX 4090), driver 575+", false, p, {true, {16, 16, 16}, 32, false, true, true, "coopmat"}});
   }
   {
     DeviceProperties p = base("AMD Radeon RX 7900 XTX (RADV NAVI31)", 0x1002, kMesaRadv, VK_MAKE_API_VERSION(0, 1, 4, 305),
                               VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU);
+    p.compute_units = 96;
     subgroups(p, 64, 32, 64);
     p.max_shared_bytes = 65536;
     p.extensions = {"VK_KHR_cooperative_matrix", "VK_EXT_subgroup_size_control"};

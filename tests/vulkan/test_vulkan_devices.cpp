@@ -68,7 +68,8 @@ std::string check_candidates(detail::vulkan::VulkanBackend& be, const detail::Pr
     } else if (family == "skinny") {
       CHECK(l.threads == uint32_t(c.config.warps) * dev.props.subgroup_size);
       const int64_t cols = l.derived ? p.m : p.n;  // few columns: runs D^T = B^T A^T
-      CHECK(l.tiles == uint64_t((cols + c.config.block_n - 1) / c.config.block_n));
+      CHECK(l.tiles == uint64_t((cols + c.config.block_n - 1) / c.config.block_n) * uint64_t(c.config.split_k));
+      CHECK((l.workspace_bytes > 0) == (c.config.split_k > 1));
       CHECK(std::min(p.m, p.n) <= 32);  // offered for decode shapes only
     } else {
       CHECK(family == "portable");
@@ -85,7 +86,7 @@ std::string describe(const detail::vulkan::DeviceProperties& p) {
     << VK_API_VERSION_MAJOR(p.api_version) << "." << VK_API_VERSION_MINOR(p.api_version) << "." << VK_API_VERSION_PATCH(p.api_version)
     << ", subgroup " << p.subgroup_size << " (" << p.min_subgroup_size << ".." << p.max_subgroup_size
     << (p.subgroup_size_control ? ", size control" : ", no size control") << "), shared " << p.max_shared_bytes << ", invocations "
-    << p.max_invocations << "\n  coopmat (m n k a b c result scope saturating):";
+    << p.max_invocations << ", compute units " << p.compute_units << "\n  coopmat (m n k a b c result scope saturating):";
   for (const auto& c : p.coopmat)
     o << " {" << c.m << "," << c.n << "," << c.k << "," << c.a << "," << c.b << "," << c.c << "," << c.result << "," << c.scope << ","
       << c.saturating << "}";
@@ -130,9 +131,8 @@ TEST_CASE("vulkan devices: each recorded device selects valid families, fragment
     const std::string f16_family = check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 4096, 4096, 4096));
     CHECK(f16_family == (coopmat_here ? e.f16_family : "portable"));
     // Decode, ragged, column-major B, fp8, bf16 and f32 inputs: every candidate plans validly.
-    // Decode shapes: skinny where no cooperative-matrix family runs (on the H100 coopmat's small
-    // tiles were faster).
-    const char* decode = coopmat_here ? "coopmat" : "skinny";
+    // Decode shapes: the skinny family streams B (or, few columns, A) on every device.
+    const char* decode = "skinny";
     CHECK(check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 16, 4096, 4096)) == std::string(decode));
     CHECK(check_candidates(be, planning_problem(Dtype::fp8_e4m3, Dtype::fp8_e4m3, 1, 14336, 4096)) == std::string(decode));
     CHECK(check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 4096, 8, 4096)) == std::string(decode));

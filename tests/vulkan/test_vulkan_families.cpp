@@ -167,14 +167,16 @@ TEST_CASE("vulkan: describe() and explain plan what the config says") {
       }
       CHECK(f->can_implement(p, c).ok());
       CHECK(s.threads == c.warps * warp);
-      // One workgroup per output tile along x (skinny: per BLOCK_N columns, its rows looping
-      // inside), one per batch along z.
+      // One workgroup per output tile and K slice along x (skinny: per BLOCK_N columns, its rows
+      // looping inside), one per batch along z; split-K's workspace holds every slice's f32
+      // partial sums (skinny: rows as they are, columns to a multiple of 4; coopmat: whole tiles).
       const bool skinny = std::string(f->name()) == "skinny";
-      CHECK(s.grid[0] == (skinny ? 1 : ceil_div(m, c.block_m)) * ceil_div(n, c.block_n));
+      CHECK(s.grid[0] == (skinny ? 1 : ceil_div(m, c.block_m)) * ceil_div(n, c.block_n) * c.split_k);
       CHECK(s.grid[1] == 1);
       CHECK(s.grid[2] == batch);
       CHECK(s.cluster == 1);
-      CHECK(s.workspace_bytes == 0);
+      const int64_t rows = skinny ? m : ceil_div(m, c.block_m) * c.block_m, cols = skinny ? ceil_div(n, 4) * 4 : ceil_div(n, c.block_n) * c.block_n;
+      CHECK(s.workspace_bytes == (c.split_k > 1 ? 4 * batch * c.split_k * rows * cols : 0));
       CHECK(s.shared_bytes > 0);
       CHECK(s.shared_bytes <= be.device().limits.max_shared_bytes);
       CHECK_MESSAGE(contains(s.notes, skinny ? std::to_string(c.block_n) + " columns" : std::to_string(c.block_m) + "x" + std::to_string(c.block_n)),

@@ -9,11 +9,11 @@
 // copies; 128-blockwise fp8 (f32 scales: element * scale does not fit bf16) runs on
 // cuda.sm90_blockscaled.
 #include <algorithm>
-#include <mutex>
 #include <vector>
 
 #include "../block_quantize.hpp"
 #include "../families.hpp"
+#include "../repack/staged.hpp"
 
 namespace omnigemm::detail {
 
@@ -64,8 +64,7 @@ class Sm90DequantFamily final : public KernelFamily {
   Status describe(const Problem& p, const Config& c, PlanSummary& out) const override {
     DequantPlan pl;
     Status s = plan(p, c, pl);
-    if (!s || !(s = inner_.describe(pl.inner, pl.inner_config, out))) return s;
-    out.workspace_bytes = WorkspaceNeed::round(out.workspace_bytes) + pl.scratch_bytes;
+    if (!s || !(s = describe_staged(inner_, pl.inner, pl.inner_config, pl.scratch_bytes, out))) return s;
     out.notes = "A and B dequantised to bf16 into " + std::to_string(pl.scratch_bytes) +
                 " B of workspace (one launch per operand and batch), then " + out.notes;
     return {};
@@ -75,53 +74,26 @@ class Sm90DequantFamily final : public KernelFamily {
     DequantPlan pl;
     Status s = plan(p, c, pl);
     if (!s) return s;
-    OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
-    const cudaStream_t st = static_cast<cudaStream_t>(stream);
-    // The caller's workspace holds the inner call's parts first, then the copies; the engine's
-    // own keeps the copies in its per-stream scratch (held while copy and GEMM are enqueued).
-    const CallerWorkspace caller = caller_workspace(p);
-    long long inner_bytes = 0;
-    if (caller.ptr) {
-      PlanSummary inner_plan;
-      if (!(s = inner_.describe(pl.inner, pl.inner_config, inner_plan))) return s;
-      inner_bytes = WorkspaceNeed::round(inner_plan.workspace_bytes);
-      if (caller.bytes < uint64_t(inner_bytes + pl.scratch_bytes))
-        return error(StatusCode::invalid_argument, "workspace: " + std::to_string(caller.bytes) +
-                                                       " bytes given but this call needs " +
-                                                       std::to_string(inner_bytes + pl.scratch_bytes) +
-                                                       " (og_gemm_workspace_size)");
-    }
-    std::unique_lock<std::mutex> order(dev_.scratch_order(), std::defer_lock);
-    char* scratch = nullptr;
-    if (caller.ptr) {
-      scratch = caller.ptr + inner_bytes;
-      pl.inner.workspace = p.workspace;
-      pl.inner.workspace_bytes = uint64_t(inner_bytes);
-    } else {
-      order.lock();
-      WorkspaceNeed need;
-      need.scratch_bytes = pl.scratch_bytes;
-      WorkspaceParts parts;
-      if (!(s = dev_.workspace(CallerWorkspace{}, st, need, parts))) return s;
-      scratch = parts.scratch;
-    }
-    pl.inner.a.mem.ptr = scratch + pl.offsets[0];
-    pl.inner.b.mem.ptr = scratch + pl.offsets[1];
-    // Each batch's matrix of each operand: elements and scales at the batch's offsets, the global
-    // factor left to alpha.
-    for (int which = 0; which < 2; ++which) {
-      const Operand& src = which ? p.b : p.a;
-      const Operand& dst = which ? pl.inner.b : pl.inner.a;
-      for (int64_t b = 0; b < p.batch; ++b) {
-        Operand in = src, out = dst;
-        in.mem.offset += uint64_t(storage_bytes(src.dtype, b * src.batch_stride));
-        in.scale.mem.offset += uint64_t(b * src.scale.batch_stride * src.scale.bytes);
-        in.scale.global = 1.0f;
-        out.mem.offset += uint64_t(b * dst.batch_stride * 2);
-        if (!(s = cuda_dequantize(in, out, which == 1, st))) return s;
-      }
-    }
-    return inner_.run(pl.inner, pl.inner_config, stream);
+    return run_staged(dev_, inner_, p, pl.inner, pl.inner_config, pl.scratch_bytes, stream,
+                      [&](char* scratch, cudaStream_t st) -> Status {
+                        pl.inner.a.mem.ptr = scratch + pl.offsets[0];
+                        pl.inner.b.mem.ptr = scratch + pl.offsets[1];
+                        // Each batch's matrix of each operand: elements and scales at the batch's
+                        // offsets, the global factor left to alpha.
+                        for (int which = 0; which < 2; ++which) {
+                          const Operand& src = which ? p.b : p.a;
+                          const Operand& dst = which ? pl.inner.b : pl.inner.a;
+                          for (int64_t b = 0; b < p.batch; ++b) {
+                            Operand in = src, out = dst;
+                            in.mem.offset += uint64_t(storage_bytes(src.dtype, b * src.batch_stride));
+                            in.scale.mem.offset += uint64_t(b * src.scale.batch_stride * src.scale.bytes);
+                            in.scale.global = 1.0f;
+                            out.mem.offset += uint64_t(b * dst.batch_stride * 2);
+                            if (Status d = cuda_dequantize(in, out, which == 1, st); !d) return d;
+                          }
+                        }
+                        return {};
+                      });
   }
 
  private:

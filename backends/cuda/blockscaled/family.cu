@@ -9,7 +9,7 @@
 #include "../families.hpp"
 #include "../kernel_views.hpp"
 #include "../sm90/launch.hpp"
-#include "../sm90/tensor_map_memo.hpp"
+#include "../sm90/tensor_map_encode.hpp"
 #include "launch.hpp"
 #include "omnigemm/tile_schedule.h"
 
@@ -162,31 +162,12 @@ Status Sm90BlockscaledFamily::check(const Problem& p, const Config& c, Blockscal
 // 128-byte swizzle (the wgmma descriptors' layout); boxes read zeros out of bounds.
 bool Sm90BlockscaledFamily::encode(CUtensorMap& map, const Operand& o, int64_t k, int64_t rows, int64_t row_stride,
                                    int box_rows, int64_t batch, std::string* why) const {
-  const cuuint64_t dims[3] = {cuuint64_t(k), cuuint64_t(rows), cuuint64_t(batch)};
-  const cuuint64_t row_bytes = cuuint64_t(row_stride);
-  const cuuint64_t batch_bytes = batch > 1 ? cuuint64_t(o.batch_stride) : (row_bytes * dims[1] + 15) / 16 * 16;
-  const cuuint64_t strides[2] = {row_bytes, batch_bytes};
-  const cuuint32_t box[3] = {128, cuuint32_t(box_rows), 1};
-  const cuuint32_t unit[3] = {1, 1, 1};
-  void* base = static_cast<char*>(o.mem.ptr) + o.mem.offset;
-  sm90::TensorMapMemo::Key key;
-  key.base = uint64_t(reinterpret_cast<uintptr_t>(base));
-  for (int i = 0; i < 3; ++i) key.dims[i] = dims[i];
-  key.strides[0] = strides[0];
-  key.strides[1] = strides[1];
-  key.box[0] = box[0];
-  key.box[1] = box[1];
-  key.type = int(CU_TENSOR_MAP_DATA_TYPE_UINT8);
-  key.promotion = int(CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-  if (maps_.find(key, map)) return true;
-  const CUresult r = dev_.encode_tiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, base, dims, strides, box, unit,
-                                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r = sm90::encode_3d(dev_, maps_, map, o, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, k, rows, row_stride, batch, 128,
+                                     box_rows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   if (r != CUDA_SUCCESS) {
     if (why) *why = "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")";
     return false;
   }
-  maps_.put(key, map);
   return true;
 }
 

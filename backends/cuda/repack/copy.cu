@@ -1,10 +1,12 @@
 // The repack copy kernel (copy.hpp). Each block copies 64 x 64 tiles. Where the source already
 // has a unit stride along the destination's unit dimension (an unaligned leading dimension or
-// base, same orientation), each thread reads 16 bytes' worth of consecutive elements and writes
-// them with one aligned 16-byte store. Otherwise (a transpose, or no unit stride) the tile goes
-// through shared memory: read with consecutive threads along the source's smaller stride, written
-// with consecutive threads along the destination's unit stride; the shared tile's rows are padded
-// to an odd number of 4-byte words, so that walking either of its dimensions touches 32 banks.
+// base, same orientation), each thread reads 16 bytes' worth of consecutive destination elements
+// and writes them with one aligned 16-byte store. Otherwise (a transpose, or no unit stride) the
+// tile goes through shared memory in the source's type: read with consecutive threads along the
+// source's smaller stride, written with consecutive threads along the destination's unit stride;
+// the shared tile's rows are padded to an odd number of 4-byte words, so that walking either of
+// its dimensions touches 32 banks. Elements are converted (convert.hpp) as they are written; the
+// conversion is uniform per tile (a tile belongs to one copy).
 #include <algorithm>
 
 #include "copy.hpp"
@@ -26,17 +28,33 @@ __device__ long long tiles_of(const Copy& c) {
   return (long long)((c.rows + kTile - 1) / kTile) * ((c.cols + kTile - 1) / kTile);
 }
 
-template <class T>
-__device__ void copy_tile(const Copy& c, long long tile, int b, Tile<T>& s) {
+template <class D>
+__device__ D converted(const Copy& c, og_uint s) {
+  return D(convert_bits(c.convert, s));
+}
+
+template <class S, class D>
+__device__ void copy_tile(const Copy& c, long long tile, int b, Tile<S>& s) {
   const int tiles_c = (c.cols + kTile - 1) / kTile;
   const int r0 = int(tile / tiles_c) * kTile, c0 = int(tile % tiles_c) * kTile;
-  const T* src = static_cast<const T*>(c.src) + (long long)b * c.src_batch;
-  T* dst = static_cast<T*>(c.dst) + (long long)b * c.dst_batch;
+  const S* src = static_cast<const S*>(c.src) + (long long)b * c.src_batch;
+  D* dst = static_cast<D*>(c.dst) + (long long)b * c.dst_batch;
   const bool read_along_cols = c.src_col <= c.src_row;
-  for (int e = threadIdx.x; e < kTile * kTile; e += kThreads) {
-    const int fast = e % kTile, slow = e / kTile;
+  // Every load of the thread is issued before the first shared store: a small copy is one
+  // memory latency, not one per element.
+  constexpr int kPerThread = kTile * kTile / kThreads;
+  S v[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int e = int(threadIdx.x) + k * kThreads, fast = e % kTile, slow = e / kTile;
     const int r = read_along_cols ? slow : fast, col = read_along_cols ? fast : slow;
-    if (r0 + r < c.rows && c0 + col < c.cols) s.e[r][col] = src[(r0 + r) * c.src_row + (c0 + col) * c.src_col];
+    v[k] = r0 + r < c.rows && c0 + col < c.cols ? src[(long long)(r0 + r) * c.src_row + (long long)(c0 + col) * c.src_col] : S(0);
+  }
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int e = int(threadIdx.x) + k * kThreads, fast = e % kTile, slow = e / kTile;
+    const int r = read_along_cols ? slow : fast, col = read_along_cols ? fast : slow;
+    s.e[r][col] = v[k];
   }
   __syncthreads();
   for (int e = threadIdx.x; e < kTile * kTile; e += kThreads) {
@@ -44,7 +62,7 @@ __device__ void copy_tile(const Copy& c, long long tile, int b, Tile<T>& s) {
     const int r = c.dst_unit_cols ? slow : fast, col = c.dst_unit_cols ? fast : slow;
     if (r0 + r < c.rows && c0 + col < c.cols) {
       const long long at = c.dst_unit_cols ? (long long)(r0 + r) * c.dst_ld + c0 + col : (r0 + r) + (long long)(c0 + col) * c.dst_ld;
-      dst[at] = s.e[r][col];
+      dst[at] = converted<D>(c, s.e[r][col]);
     }
   }
   __syncthreads();
@@ -52,13 +70,13 @@ __device__ void copy_tile(const Copy& c, long long tile, int b, Tile<T>& s) {
 
 // The same orientation: 16-byte stores (destination rows are 16-byte aligned: dst_ld is a multiple
 // of 16 bytes and the workspace 256-byte aligned), element loads (the source is not aligned).
-template <class T>
+template <class S, class D>
 __device__ void copy_tile_direct(const Copy& c, long long tile, int b) {
-  constexpr int kVec = int(16 / sizeof(T));
+  constexpr int kVec = int(16 / sizeof(D));
   const int tiles_c = (c.cols + kTile - 1) / kTile;
   const int r0 = int(tile / tiles_c) * kTile, c0 = int(tile % tiles_c) * kTile;
-  const T* src = static_cast<const T*>(c.src) + (long long)b * c.src_batch;
-  T* dst = static_cast<T*>(c.dst) + (long long)b * c.dst_batch;
+  const S* src = static_cast<const S*>(c.src) + (long long)b * c.src_batch;
+  D* dst = static_cast<D*>(c.dst) + (long long)b * c.dst_batch;
   // (outer, inner): the destination's rows and unit-stride dimension.
   const int outer0 = c.dst_unit_cols ? r0 : c0, inner0 = c.dst_unit_cols ? c0 : r0;
   const int outer_n = c.dst_unit_cols ? c.rows : c.cols, inner_n = c.dst_unit_cols ? c.cols : c.rows;
@@ -66,26 +84,27 @@ __device__ void copy_tile_direct(const Copy& c, long long tile, int b) {
   for (int e = threadIdx.x; e < kTile * (kTile / kVec); e += kThreads) {
     const int o = outer0 + e / (kTile / kVec), i = inner0 + e % (kTile / kVec) * kVec;
     if (o >= outer_n || i >= inner_n) continue;
-    const T* from = src + o * src_outer + i;
-    T* to = dst + o * c.dst_ld + i;
+    const S* from = src + o * src_outer + i;
+    D* to = dst + o * c.dst_ld + i;
     if (i + kVec <= inner_n) {
       union {
         uint4 v;
-        T e[kVec];
+        D e[kVec];
       } u;
 #pragma unroll
-      for (int q = 0; q < kVec; ++q) u.e[q] = from[q];
+      for (int q = 0; q < kVec; ++q) u.e[q] = converted<D>(c, from[q]);
       *reinterpret_cast<uint4*>(to) = u.v;
     } else {
-      for (int q = 0; q < inner_n - i; ++q) to[q] = from[q];
+      for (int q = 0; q < inner_n - i; ++q) to[q] = converted<D>(c, from[q]);
     }
   }
 }
 
 // blockIdx.x walks the tiles of copy 0 then copy 1, blockIdx.y the batches (grid-strided both).
-template <class T>
+// Every copy of `args` has S source and D destination elements.
+template <class S, class D>
 __global__ void __launch_bounds__(kThreads) repack_kernel(const __grid_constant__ Args args) {
-  __shared__ Tile<T> s;
+  __shared__ Tile<S> s;
   const long long t0 = tiles_of(args.copy[0]);
   const long long total = t0 + (args.count > 1 ? tiles_of(args.copy[1]) : 0);
   const int batches = max(args.copy[0].batches, args.count > 1 ? args.copy[1].batches : 0);
@@ -95,29 +114,66 @@ __global__ void __launch_bounds__(kThreads) repack_kernel(const __grid_constant_
       const Copy& c = args.copy[which];
       if (b >= c.batches) continue;
       const bool direct = c.dst_unit_cols ? c.src_col == 1 : c.src_row == 1;
-      if (direct) copy_tile_direct<T>(c, which ? t - t0 : t, b);
-      else copy_tile<T>(c, which ? t - t0 : t, b, s);
+      if (direct) copy_tile_direct<S, D>(c, which ? t - t0 : t, b);
+      else copy_tile<S, D>(c, which ? t - t0 : t, b, s);
     }
 }
 
-}  // namespace
-
-cudaError_t launch(const Args& args, cudaStream_t stream) {
-  if (args.count < 1 || args.count > 2 || (args.element_bytes != 1 && args.element_bytes != 2 && args.element_bytes != 4))
-    return cudaErrorInvalidValue;
+// One launch of copies sharing their element sizes.
+cudaError_t launch_group(const Args& args, cudaStream_t stream) {
   long long tiles = 0;
   int batches = 0;
   for (int i = 0; i < args.count; ++i) {
     const Copy& c = args.copy[i];
-    if (c.rows <= 0 || c.cols <= 0 || c.batches <= 0) return cudaErrorInvalidValue;
     tiles += (long long)((c.rows + kTile - 1) / kTile) * ((c.cols + kTile - 1) / kTile);
     batches = std::max(batches, c.batches);
   }
   const dim3 grid(unsigned(std::min<long long>(tiles, 1 << 20)), unsigned(std::min(batches, 65535)));
-  if (args.element_bytes == 4) repack_kernel<unsigned><<<grid, kThreads, 0, stream>>>(args);
-  else if (args.element_bytes == 2) repack_kernel<unsigned short><<<grid, kThreads, 0, stream>>>(args);
-  else repack_kernel<unsigned char><<<grid, kThreads, 0, stream>>>(args);
+  const int sb = args.copy[0].src_bytes, db = args.copy[0].dst_bytes;
+  if (sb == 4 && db == 4) repack_kernel<unsigned, unsigned><<<grid, kThreads, 0, stream>>>(args);
+  else if (sb == 2 && db == 2) repack_kernel<unsigned short, unsigned short><<<grid, kThreads, 0, stream>>>(args);
+  else if (sb == 1 && db == 1) repack_kernel<unsigned char, unsigned char><<<grid, kThreads, 0, stream>>>(args);
+  else if (sb == 1 && db == 2) repack_kernel<unsigned char, unsigned short><<<grid, kThreads, 0, stream>>>(args);
+  else if (sb == 2 && db == 4) repack_kernel<unsigned short, unsigned><<<grid, kThreads, 0, stream>>>(args);
+  else return cudaErrorInvalidValue;
   return cudaGetLastError();
+}
+
+bool same_sizes(const Copy& a, const Copy& b) { return a.src_bytes == b.src_bytes && a.dst_bytes == b.dst_bytes; }
+
+}  // namespace
+
+bool set_conversion(og_dtype from, og_dtype to, Copy& c) {
+  auto bytes = [](og_dtype t) { return t == OG_DTYPE_F32 ? 4 : (t == OG_DTYPE_F16 || t == OG_DTYPE_BF16) ? 2 : 1; };
+  const bool fp8 = from == OG_DTYPE_FP8_E4M3 || from == OG_DTYPE_FP8_E5M2;
+  const bool e4m3 = from == OG_DTYPE_FP8_E4M3;
+  if (from == to && from <= OG_DTYPE_FP8_E5M2) c.convert = Convert::none;
+  else if (fp8 && to == OG_DTYPE_F16) c.convert = e4m3 ? Convert::e4m3_to_f16 : Convert::e5m2_to_f16;
+  else if (fp8 && to == OG_DTYPE_BF16) c.convert = e4m3 ? Convert::e4m3_to_bf16 : Convert::e5m2_to_bf16;
+  else if (from == OG_DTYPE_F16 && to == OG_DTYPE_F32) c.convert = Convert::f16_to_f32;
+  else if (from == OG_DTYPE_BF16 && to == OG_DTYPE_F32) c.convert = Convert::bf16_to_f32;
+  else return false;
+  c.src_bytes = bytes(from);
+  c.dst_bytes = bytes(to);
+  return true;
+}
+
+int launches(const Args& args) { return args.count > 1 && !same_sizes(args.copy[0], args.copy[1]) ? 2 : 1; }
+
+cudaError_t launch(const Args& args, cudaStream_t stream) {
+  if (args.count < 1 || args.count > 2) return cudaErrorInvalidValue;
+  for (int i = 0; i < args.count; ++i) {
+    const Copy& c = args.copy[i];
+    if (c.rows <= 0 || c.cols <= 0 || c.batches <= 0) return cudaErrorInvalidValue;
+  }
+  if (launches(args) == 1) return launch_group(args, stream);
+  for (int i = 0; i < args.count; ++i) {
+    Args one;
+    one.copy[0] = args.copy[i];
+    one.count = 1;
+    if (const cudaError_t e = launch_group(one, stream); e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }
 
 }  // namespace omnigemm::detail::repack

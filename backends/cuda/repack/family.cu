@@ -1,17 +1,20 @@
 // cuda.sm90_repack: the Hopper TMA/wgmma kernel (cuda.sm90_wgmma) on copies of the operands it
 // cannot load as they are: a base, leading dimension or batch stride that is not a multiple of
-// 16 bytes, no unit stride, or fp8 or tf32 (f32 with compute_mode TF32) that is not K-major. One
-// launch of the repack copy (copy.hpp)
-// writes each such operand K-major with a leading dimension rounded up to 16 bytes into the call's
-// workspace, then the sm90_wgmma family runs the problem on the copies. Its configs are the
-// sm90_wgmma table's rows under this family's name; the cost model ranks them against
-// cuda.sm80_mma's gathering loader with the copy's bytes over the memory bandwidth and one launch.
+// 16 bytes, no unit stride, fp8 or tf32 (f32 with compute_mode TF32) that is not K-major, or an
+// input type wgmma does not pair with the other's. Mixed inputs are converted exactly on copy
+// (convert.hpp): 16-bit x fp8 runs as the 16-bit type, f16 x bf16 as f32 copies on the TF32 rows.
+// The repack copy (copy.hpp; one launch, two where the copies' element sizes differ) writes each
+// such operand K-major with a leading dimension rounded up to 16 bytes into the call's workspace,
+// then the sm90_wgmma family runs the problem on the copies. Its configs are the sm90_wgmma
+// table's rows under this family's name; the cost model ranks them against cuda.sm80_mma's
+// gathering loader (and simt) with the copy's bytes over the memory bandwidth and its launches.
 #include <algorithm>
-#include <mutex>
 #include <vector>
 
 #include "../families.hpp"
+#include "cost_model.hpp"
 #include "copy.hpp"
+#include "staged.hpp"
 
 namespace omnigemm::detail {
 
@@ -33,6 +36,23 @@ bool loadable_in_place(const Operand& o, bool k_major, bool unit_mn, bool k_majo
   return check_16_byte_operand(o, dtype_bytes(o.dtype), outer, batch, nullptr);
 }
 
+bool is_fp8(og_dtype t) { return t == OG_DTYPE_FP8_E4M3 || t == OG_DTYPE_FP8_E5M2; }
+bool is_16bit(og_dtype t) { return t == OG_DTYPE_F16 || t == OG_DTYPE_BF16; }
+
+// The input types sm90_wgmma runs a pair as: the pair itself where wgmma takes it (fp8 x fp8, equal
+// 16-bit types, f32 x f32 with compute_mode TF32); 16-bit x fp8 as the 16-bit type (fp8 values
+// are exact in f16 and bf16); f16 x bf16 as f32 with compute_mode TF32 (TF32 holds every f16 and
+// bf16 value, so the products are exact and accumulate in f32). False for any other pair.
+bool inner_types(og_dtype a, og_dtype b, og_compute_mode mode, og_dtype& ia, og_dtype& ib) {
+  ia = a, ib = b;
+  if ((is_fp8(a) && is_fp8(b)) || (is_16bit(a) && a == b) || (a == OG_DTYPE_F32 && b == OG_DTYPE_F32 && mode == OG_COMPUTE_TF32))
+    return true;
+  if (is_16bit(a) && is_fp8(b)) return ib = a, true;
+  if (is_fp8(a) && is_16bit(b)) return ia = b, true;
+  if (is_16bit(a) && is_16bit(b)) return ia = ib = OG_DTYPE_F32, true;
+  return false;
+}
+
 struct RepackPlan {
   Problem inner;        // the problem on the copies (their addresses relative to the scratch base)
   Config inner_config;  // the config, named for sm90_wgmma
@@ -42,6 +62,8 @@ struct RepackPlan {
   long long scratch_bytes = 0;
   double traffic = 0;   // bytes the copy reads and writes
   bool copies_a = false, copies_b = false;
+  og_dtype type_a = OG_DTYPE_F16, type_b = OG_DTYPE_F16;  // the inner problem's input types
+  bool tf32 = false;    // the inner problem runs with compute_mode TF32
 };
 
 class Sm90RepackFamily final : public KernelFamily {
@@ -64,19 +86,28 @@ class Sm90RepackFamily final : public KernelFamily {
     RepackPlan pl;
     if (!plan(p, c, pl)) return {};
     CostHints h = inner_.hints(pl.inner, pl.inner_config);
+    // The inner efficiency is a share of the peak for the copies' types (TF32 for f16 x bf16);
+    // the cost model applies it to the peak for p's own inputs.
+    h.efficiency *= peak_tflops(dev_.info.limits, pl.inner) / peak_tflops(dev_.info.limits, p);
     h.extra_bytes += pl.traffic / kCopyBandwidthShare;
-    h.extra_us += kCopyLaunchUs;
+    h.extra_us += kCopyLaunchUs * repack::launches(pl.copy);
     return h;
   }
 
   Status describe(const Problem& p, const Config& c, PlanSummary& out) const override {
     RepackPlan pl;
     Status s = plan(p, c, pl);
-    if (!s || !(s = inner_.describe(pl.inner, pl.inner_config, out))) return s;
-    out.workspace_bytes = WorkspaceNeed::round(out.workspace_bytes) + pl.scratch_bytes;
-    const std::string what = pl.copies_a && pl.copies_b ? "A and B" : pl.copies_a ? "A" : "B";
-    out.notes = what + " copied K-major into " + std::to_string(pl.scratch_bytes) +
-                " B of 16-byte aligned workspace (one launch), then " + out.notes;
+    if (!s || !(s = describe_staged(inner_, pl.inner, pl.inner_config, pl.scratch_bytes, out))) return s;
+    // What each copy converts, e.g. "A (fp8_e4m3 converted to f16) and B copied K-major".
+    auto operand = [&](const char* name, og_dtype from, og_dtype to) {
+      return from == to ? std::string(name) : std::string(name) + " (" + og_dtype_name(from) + " converted to " + og_dtype_name(to) + ")";
+    };
+    std::string what = pl.copies_a ? operand("A", p.a.dtype, pl.type_a) : "";
+    if (pl.copies_b) what += (pl.copies_a ? " and " : "") + operand("B", p.b.dtype, pl.type_b);
+    const int launches = repack::launches(pl.copy);
+    out.notes = what + " copied K-major into " + std::to_string(pl.scratch_bytes) + " B of 16-byte aligned workspace (" +
+                (launches > 1 ? "two launches" : "one launch") + "), then " +
+                (pl.tf32 && p.a.dtype != OG_DTYPE_F32 ? "TF32 wgmma (exact for f16 and bf16 inputs), " : "") + out.notes;
     return {};
   }
 
@@ -84,43 +115,15 @@ class Sm90RepackFamily final : public KernelFamily {
     RepackPlan pl;
     Status s = plan(p, c, pl);
     if (!s) return s;
-    OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
-    const cudaStream_t st = static_cast<cudaStream_t>(stream);
-    // The caller's workspace holds the inner call's split-K parts first, then the copies; the
-    // engine's own keeps the copies in its per-stream scratch.
-    const CallerWorkspace caller = caller_workspace(p);
-    long long inner_bytes = 0;
-    if (caller.ptr) {
-      PlanSummary inner_plan;
-      if (!(s = inner_.describe(pl.inner, pl.inner_config, inner_plan))) return s;
-      inner_bytes = WorkspaceNeed::round(inner_plan.workspace_bytes);
-    }
-    if (caller.ptr && caller.bytes < uint64_t(inner_bytes + pl.scratch_bytes))
-      return error(StatusCode::invalid_argument, "workspace: " + std::to_string(caller.bytes) +
-                                                     " bytes given but this call needs " +
-                                                     std::to_string(inner_bytes + pl.scratch_bytes) + " (og_gemm_workspace_size)");
-    std::unique_lock<std::mutex> order(dev_.scratch_order(), std::defer_lock);
-    char* scratch = nullptr;
-    if (caller.ptr) {
-      scratch = caller.ptr + inner_bytes;
-    } else {
-      order.lock();  // the per-stream scratch is shared: copy and GEMM of one call stay adjacent
-      WorkspaceNeed need;
-      need.scratch_bytes = pl.scratch_bytes;
-      WorkspaceParts parts;
-      if (!(s = dev_.workspace(CallerWorkspace{}, st, need, parts))) return s;
-      scratch = parts.scratch;
-    }
-    for (int i = 0; i < pl.copy.count; ++i) {
-      pl.copy.copy[i].dst = scratch + pl.offsets[i];
-      pl.copied[i]->mem.ptr = scratch + pl.offsets[i];
-    }
-    if (caller.ptr) {
-      pl.inner.workspace = p.workspace;
-      pl.inner.workspace_bytes = uint64_t(inner_bytes);
-    }
-    OG_CUDA_TRY(repack::launch(pl.copy, st), "repack copy launch");
-    return inner_.run(pl.inner, pl.inner_config, stream);
+    return run_staged(dev_, inner_, p, pl.inner, pl.inner_config, pl.scratch_bytes, stream,
+                      [&](char* scratch, cudaStream_t st) -> Status {
+                        for (int i = 0; i < pl.copy.count; ++i) {
+                          pl.copy.copy[i].dst = scratch + pl.offsets[i];
+                          pl.copied[i]->mem.ptr = scratch + pl.offsets[i];
+                        }
+                        OG_CUDA_TRY(repack::launch(pl.copy, st), "repack copy launch");
+                        return {};
+                      });
   }
 
  private:
@@ -131,32 +134,33 @@ class Sm90RepackFamily final : public KernelFamily {
     if (Status s = refuse_block_scales(p); !s) return s;
     auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
     const og_dtype ta = p.a.dtype, tb = p.b.dtype;
-    auto is_fp8 = [](og_dtype t) { return t == OG_DTYPE_FP8_E4M3 || t == OG_DTYPE_FP8_E5M2; };
-    const bool fp8 = is_fp8(ta) && is_fp8(tb);
-    const bool sixteen = (ta == OG_DTYPE_F16 || ta == OG_DTYPE_BF16) && ta == tb;
-    const bool tf32 = ta == OG_DTYPE_F32 && tb == OG_DTYPE_F32 && p.compute_mode == OG_COMPUTE_TF32;
-    if (!fp8 && !sixteen && !tf32)
-      return fail("inputs must be f16 x f16, bf16 x bf16, fp8 (e4m3/e5m2) x fp8, or f32 x f32 with compute_mode TF32");
+    if (!inner_types(ta, tb, p.compute_mode, pl.type_a, pl.type_b))
+      return fail("inputs must be f16 x f16, bf16 x bf16, fp8 (e4m3/e5m2) x fp8, f32 x f32 with compute_mode TF32, "
+                  "16-bit x fp8 (fp8 converted to the 16-bit type) or f16 x bf16 (both converted to f32, run as TF32)");
     if (p.k < 1) return fail("K must be at least 1");
     if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return fail("dimensions must be below 2^31");
-    pl.copies_a = !loadable_in_place(p.a, p.a.stride_col == 1, p.a.stride_row == 1, fp8 || tf32, p.batch);
-    pl.copies_b = !loadable_in_place(p.b, p.b.stride_row == 1, p.b.stride_col == 1, fp8 || tf32, p.batch);
+    const bool k_major_only = dtype_bytes(pl.type_a) != 2;  // fp8 and tf32 wgmma read K-major operands only
+    pl.copies_a = pl.type_a != ta || !loadable_in_place(p.a, p.a.stride_col == 1, p.a.stride_row == 1, k_major_only, p.batch);
+    pl.copies_b = pl.type_b != tb || !loadable_in_place(p.b, p.b.stride_row == 1, p.b.stride_col == 1, k_major_only, p.batch);
     if (!pl.copies_a && !pl.copies_b)
       return fail("every operand is 16-byte aligned with a unit stride (and K-major where fp8 or tf32): sm90_wgmma runs it without copies");
     pl.inner = p;
     pl.inner.workspace = og_memory{};
     pl.inner.workspace_bytes = 0;
+    pl.tf32 = pl.type_a == OG_DTYPE_F32;
+    if (pl.tf32) pl.inner.compute_mode = OG_COMPUTE_TF32;  // exact on f32 copies of f16 and bf16 (convert.hpp)
     pl.inner_config = c;
     pl.inner_config.family = inner_.name();
-    const int eb = dtype_bytes(ta);
+    const int eb = dtype_bytes(pl.type_a);  // the copies' element size (both operands' inner type has it)
     const int64_t ld = (p.k * eb + 15) / 16 * 16 / eb;  // K rounded up to 16 bytes
-    auto add = [&](const Operand& src, Operand& dst, bool is_a) -> Status {
+    auto add = [&](const Operand& src, Operand& dst, og_dtype to, bool is_a) -> Status {
       const int64_t mn = is_a ? p.m : p.n;
       const long long matrix = (long long)(mn * ld * eb);
       const long long bytes = matrix * p.batch;
       if (bytes > kMaxCopyBytes) return fail("the operand copies would exceed 1 GiB");
       const int i = pl.copy.count++;
       repack::Copy& cp = pl.copy.copy[i];
+      if (!repack::set_conversion(src.dtype, to, cp)) return fail("no exact conversion for this input pair");
       cp.src = static_cast<const char*>(src.mem.ptr) + src.mem.offset;
       cp.src_row = src.stride_row;
       cp.src_col = src.stride_col;
@@ -169,7 +173,8 @@ class Sm90RepackFamily final : public KernelFamily {
       cp.dst_batch = mn * ld;
       pl.offsets[i] = pl.scratch_bytes;
       pl.scratch_bytes += WorkspaceNeed::round(bytes);
-      pl.traffic += double(src.rows) * double(src.cols) * double(p.batch) * eb + double(bytes);
+      pl.traffic += double(src.rows) * double(src.cols) * double(p.batch) * dtype_bytes(src.dtype) + double(bytes);
+      dst.dtype = to;
       dst.stride_row = is_a ? ld : 1;
       dst.stride_col = is_a ? 1 : ld;
       dst.batch_stride = p.batch > 1 ? mn * ld : 0;
@@ -177,11 +182,14 @@ class Sm90RepackFamily final : public KernelFamily {
       pl.copied[i] = &dst;
       return {};
     };
-    pl.copy.element_bytes = eb;
     Status s;
-    if (pl.copies_a && !(s = add(p.a, pl.inner.a, true))) return s;
-    if (pl.copies_b && !(s = add(p.b, pl.inner.b, false))) return s;
-    if (!(s = inner_.can_implement(pl.inner, pl.inner_config))) return s;
+    if (pl.copies_a && !(s = add(p.a, pl.inner.a, pl.type_a, true))) return s;
+    if (pl.copies_b && !(s = add(p.b, pl.inner.b, pl.type_b, false))) return s;
+    if (!(s = inner_.can_implement(pl.inner, pl.inner_config))) {
+      if (pl.type_a == ta && pl.type_b == tb) return s;
+      return error(s.code, std::string("as ") + og_dtype_name(pl.type_a) + " x " + og_dtype_name(pl.type_b) +
+                               (pl.tf32 ? " (f32 copies run as TF32)" : " (the fp8 operand converted)") + ": " + s.message);
+    }
     return {};
   }
 

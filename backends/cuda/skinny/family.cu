@@ -80,8 +80,13 @@ Kernel kernel_for(int rows, int lt, bool lanes_k) {
   }
 }
 
+constexpr int kMaxClusterSplit = 8;                 // deeper splits meet in a workspace
+constexpr long long kMaxPartialFloats = 1ll << 26;  // 256 MiB of deep-split partial sums
+
 struct SkinnyLaunch {
   cuda::SkinnyArgs args;
+  WorkspaceNeed need;      // deep splits: partial sums and counters
+  CallerWorkspace caller;  // the workspace the launch carves (none: the device's own)
   Kernel kernel = nullptr;
   int rows = 0;
   bool lanes_k = false, transposed = false;
@@ -134,6 +139,12 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
   Status launch(SkinnyLaunch& l, void* stream) override {
     OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
     cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (l.need.bytes() > 0) {
+      WorkspaceParts parts;
+      if (Status st = dev_.workspace(l.caller, s, l.need, parts); !st) return st;
+      l.args.partials = parts.partials;
+      l.args.counters = parts.counters;
+    }
     for (long long b0 = 0; b0 < l.batch; b0 += dev_.max_grid_z) {
       const unsigned chunk = unsigned(std::min<long long>(dev_.max_grid_z, l.batch - b0));
       l.args.batch_base = int(b0);
@@ -142,7 +153,7 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
       config.blockDim = dim3(cuda::skinny::kThreads);
       config.stream = s;
       cudaLaunchAttribute attribute[1];
-      if (l.args.split > 1) {
+      if (l.args.split > 1 && l.args.split <= kMaxClusterSplit) {
         attribute[0].id = cudaLaunchAttributeClusterDimension;
         attribute[0].val.clusterDim.x = unsigned(l.args.split);
         attribute[0].val.clusterDim.y = attribute[0].val.clusterDim.z = 1;
@@ -157,13 +168,16 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
   void summarize(const SkinnyLaunch& l, PlanSummary& out) const override {
     out.grid[0] = l.col_blocks * l.args.split;
     out.grid[2] = l.batch;
-    out.cluster = l.args.split;
+    out.cluster = l.args.split <= kMaxClusterSplit ? l.args.split : 1;
+    out.workspace_bytes = l.need.bytes();
     out.threads = cuda::skinny::kThreads;
     out.shared_bytes = l.lanes_k ? (long long)sizeof(float) * l.rows * (cuda::skinny::kChunkK + cuda::skinny::kColsK)
                                  : (long long)sizeof(float) * l.rows * cuda::skinny::kChunkN * (1 + cuda::skinny::kWarps);
     out.notes = std::string(l.transposed ? "runs D^T = B^T A^T, " : "") + "f32 FMA, " +
                 (l.lanes_k ? "lanes along K" : "lanes along the output's long side") +
-                (l.args.split > 1 ? ", split-K slices summed in a cluster" : "");
+                (l.args.split > kMaxClusterSplit ? ", split-K slices summed from a workspace by the last to finish"
+                 : l.args.split > 1       ? ", split-K slices summed in a cluster"
+                                          : "");
   }
 
  private:
@@ -189,7 +203,8 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
     const bool unit_cols = t ? big.stride_row == 1 : big.stride_col == 1;
     if (lanes_k && !unit_k) return fail("lanes along K need the large operand contiguous along K");
     if (!lanes_k && unit_k && !unit_cols) return fail("the large operand is contiguous along K: the dot forms load it");
-    if (c.split_k > 1 && dev_.info.limits.arch < 90) return fail("split-K needs thread-block clusters (sm_90)");
+    if (c.split_k > 1 && c.split_k <= kMaxClusterSplit && dev_.info.limits.arch < 90)
+      return fail("split-K of 2 to 8 needs thread-block clusters (sm_90); deeper splits run anywhere");
     if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff)
       return fail("dimensions must be below 2^31");
     const int cols_per_block = lanes_k ? cuda::skinny::kColsK : cuda::skinny::kColsN;
@@ -199,7 +214,13 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
     if (col_blocks * c.split_k > 0x7fffffffLL) return fail("more than 2^31 - 1 blocks");
     const int64_t chunks = std::max<int64_t>(1, (p.k + chunk - 1) / chunk);
     if (c.split_k > chunks) return fail("split-K " + std::to_string(c.split_k) + " needs as many K chunks of " + std::to_string(chunk));
+    const long long partial_floats =
+        c.split_k > kMaxClusterSplit ? (long long)p.batch * col_blocks * c.split_k * row->rows * cols_per_block : 0;
+    if (partial_floats > kMaxPartialFloats) return fail("the split-K partial sums would exceed 256 MiB");
     if (!fill) return {};
+    out.need.partial_floats = partial_floats;
+    out.need.counters = partial_floats > 0 ? (long long)p.batch * col_blocks : 0;
+    out.caller = caller_workspace(p);
 
     cuda::SkinnyArgs& a = out.args;
     a.rows = int(small);

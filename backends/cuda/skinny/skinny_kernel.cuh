@@ -5,9 +5,11 @@
 //   skinny_lanes_n: lanes along cols (L contiguous along cols, or any strides), warps split K;
 //   skinny_lanes_k: lanes along K (L contiguous along K), each warp four columns, reduced by
 //                   shuffles.
-// S goes through shared memory in f32. Split-K slices of one column block form a thread-block
-// cluster and are summed in rank order through distributed shared memory (sm_90): no workspace,
-// and the same bits on every run.
+// S goes through shared memory in f32. Split-K slices of one column block are summed in slice
+// order, the same bits on every run: up to eight form a thread-block cluster and meet in
+// distributed shared memory (sm_90, no workspace); more (deep splits, for long K and few
+// columns) write their partial sums to a workspace and the last slice to finish, found by a
+// counter, adds them all in slice order.
 #pragma once
 #include <cooperative_groups.h>
 
@@ -31,6 +33,10 @@ struct SkinnyArgs {
   OperandArgs s, l;    // oriented views: S (rows x K), L (K x cols)
   EpilogueArgs ep;     // D' and C' views, bias per row/column as oriented
   int batch_base;
+  // Deep splits (no cluster): [batch][column block][slice][ROWS x COLS] partial sums, and one
+  // counter per [batch][column block], zero between launches (the last slice resets it).
+  float* partials;
+  int* counters;
 };
 
 template <int LT>
@@ -41,13 +47,79 @@ __device__ __forceinline__ float skinny_load(const void* base, long long i, og_d
   else return load(t, base, i);
 }
 
+// A thread's share of one K chunk of ROWS rows of S from row `row0` on (ROWS x CHUNK; element e
+// at row e % ROWS, K e / ROWS where ROW_FASTEST, else row e / CHUNK, K e % CHUNK), zero outside
+// S or the slice: every load is issued before the first is used (one memory latency per chunk,
+// not one per element).
+template <int ROWS, int CHUNK, int LT, bool ROW_FASTEST>
+struct SChunk {
+  static constexpr int kPer = (CHUNK * ROWS + skinny::kThreads - 1) / skinny::kThreads;
+  float v[kPer];
+  __device__ __forceinline__ static void at(int j, int& r, int& kk) {
+    const int e = int(threadIdx.x) + j * skinny::kThreads;
+    r = ROW_FASTEST ? e % ROWS : e / CHUNK;
+    kk = ROW_FASTEST ? e / ROWS : e % CHUNK;
+  }
+  __device__ __forceinline__ void load(const SkinnyArgs& p, long long sbase, int k0, int ke, int row0 = 0) {
+    const char* sb = static_cast<const char*>(p.s.ptr);
+    if (p.s.dtype == p.l.dtype) {  // the large operand's typed loads
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        int r, kk;
+        at(j, r, kk);
+        r += row0;
+        const bool in = r < p.rows && kk < CHUNK && k0 + kk < ke;
+        v[j] = in ? skinny_load<LT>(sb, sbase + (long long)r * p.s.sr + (long long)(k0 + kk) * p.s.sc, p.s.dtype) : 0.0f;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        int r, kk;
+        at(j, r, kk);
+        r += row0;
+        const bool in = r < p.rows && kk < CHUNK && k0 + kk < ke;
+        v[j] = in ? cuda::load(p.s.dtype, sb, sbase + (long long)r * p.s.sr + (long long)(k0 + kk) * p.s.sc) : 0.0f;
+      }
+    }
+  }
+  // Into shared memory laid out [K][ROWS] (ROW_FASTEST, row0 0) or [rows][K].
+  __device__ __forceinline__ void store(float* shared, int row0 = 0) const {
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      int r, kk;
+      at(j, r, kk);
+      if (r < ROWS && kk < CHUNK) shared[ROW_FASTEST ? kk * ROWS + r : (row0 + r) * CHUNK + kk] = v[j];
+    }
+  }
+};
+
 // Sums the slices of a cluster into rank 0's `part` (ROWS x COLS, in rank order), then rank 0
 // applies the epilogue to the block's outputs. Every thread of the block calls it.
 template <int ROWS, int COLS>
-__device__ __forceinline__ void skinny_finish(const SkinnyArgs& p, float (*part)[COLS], int c0, long long batch) {
+__device__ __forceinline__ void skinny_finish(const SkinnyArgs& p, float (*part)[COLS], int c0, long long batch, int slice) {
   bool writer = true;
+  if (p.split > 1 && p.partials) {
+    __shared__ int last;
+    const long long tile = batch * (gridDim.x / p.split) + blockIdx.x / p.split;
+    float* mine = p.partials + (tile * p.split + slice) * (ROWS * COLS);
+    for (int o = int(threadIdx.x); o < ROWS * COLS; o += skinny::kThreads) mine[o] = part[o / COLS][o % COLS];
+    __threadfence();  // the partial sums are visible before the counter says so
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(&p.counters[tile], 1) == p.split - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const float* all = p.partials + tile * p.split * (ROWS * COLS);
+    for (int o = int(threadIdx.x); o < ROWS * COLS; o += skinny::kThreads) {
+      float v = __ldcg(all + o);
+      for (int r = 1; r < p.split; ++r) v += __ldcg(all + r * (ROWS * COLS) + o);
+      part[o / COLS][o % COLS] = v;
+    }
+    if (threadIdx.x == 0) p.counters[tile] = 0;
+    __syncthreads();
+  }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (p.split > 1) {
+  else if (p.split > 1) {
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
     cluster.sync();  // every slice's partial sums are in its shared memory
@@ -82,7 +154,6 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs
   const int slice = int(blockIdx.x) % p.split, c0 = (int(blockIdx.x) / p.split) * kColsN;
   const long long batch = blockIdx.z + p.batch_base;
   const int kb = slice * p.slice_k, ke = min(p.k, kb + p.slice_k);
-  const char* sb = static_cast<const char*>(p.s.ptr);
   const void* lb = p.l.ptr;
   const int col0 = c0 + lane, col1 = col0 + 32;
   const bool in0 = col0 < p.cols, in1 = col1 < p.cols;
@@ -93,13 +164,8 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs
   for (int r = 0; r < ROWS; ++r) acc[r][0] = acc[r][1] = 0.0f;
 
   for (int k0 = kb; k0 < ke; k0 += kChunkN) {
-    __syncthreads();
-    for (int e = int(threadIdx.x); e < kChunkN * ROWS; e += kThreads) {
-      const int r = e % ROWS, kk = e / ROWS, gk = k0 + kk;
-      s_sm[kk][r] = (gk < ke && r < p.rows) ? load(p.s.dtype, sb, sbase + r * p.s.sr + gk * p.s.sc) : 0.0f;
-    }
-    __syncthreads();
-    // All sixteen loads of L issue before the FMAs that use them.
+    // All sixteen loads of L issue first: their latency overlaps the staging of S below, and
+    // they are all in flight before the FMAs that use them.
     float v[kChunkN / kWarps][2];
 #pragma unroll
     for (int i = 0; i < kChunkN / kWarps; ++i) {
@@ -108,6 +174,11 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs
       v[i][0] = (gk < ke && in0) ? skinny_load<LT>(lb, row + col0 * p.l.sc, p.l.dtype) : 0.0f;
       v[i][1] = (gk < ke && in1) ? skinny_load<LT>(lb, row + col1 * p.l.sc, p.l.dtype) : 0.0f;
     }
+    SChunk<ROWS, kChunkN, LT, true> sc;
+    sc.load(p, sbase, k0, ke);
+    __syncthreads();
+    sc.store(&s_sm[0][0]);
+    __syncthreads();
 #pragma unroll
     for (int i = 0; i < kChunkN / kWarps; ++i) {
       const int kk = warp + kWarps * i;
@@ -134,7 +205,7 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs
     red[0][r][c] = v;  // only this thread reads (r, c)
   }
   __syncthreads();
-  skinny_finish<ROWS, kColsN>(p, red[0], c0, batch);
+  skinny_finish<ROWS, kColsN>(p, red[0], c0, batch, slice);
 }
 
 template <int ROWS, int LT>
@@ -146,7 +217,6 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_k(SkinnyArgs
   const int slice = int(blockIdx.x) % p.split, c0 = (int(blockIdx.x) / p.split) * kColsK;
   const long long batch = blockIdx.z + p.batch_base;
   const int kb = slice * p.slice_k, ke = min(p.k, kb + p.slice_k);
-  const char* sb = static_cast<const char*>(p.s.ptr);
   const void* lb = p.l.ptr;
   const long long lbase = batch * p.l.bs, sbase = batch * p.s.bs;
   constexpr int kCols = kColsK / kWarps;
@@ -166,10 +236,15 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_k(SkinnyArgs
     for (int c = 0; c < kCols; ++c) acc[r][c] = 0.0f;
 
   for (int k0 = kb; k0 < ke; k0 += kChunkK) {
+    // Rows of S a few at a time where the accumulators are many: more loads in flight made
+    // ptxas spill the sixteen-row kernels.
+    constexpr int kRowsAtOnce = ROWS < 8 ? ROWS : ROWS == 8 ? 8 : 4;
     __syncthreads();
-    for (int e = int(threadIdx.x); e < kChunkK * ROWS; e += kThreads) {
-      const int r = e / kChunkK, kk = e % kChunkK, gk = k0 + kk;
-      s_sm[r][kk] = (gk < ke && r < p.rows) ? load(p.s.dtype, sb, sbase + r * p.s.sr + gk * p.s.sc) : 0.0f;
+#pragma unroll
+    for (int h = 0; h < ROWS; h += kRowsAtOnce) {
+      SChunk<kRowsAtOnce, kChunkK, LT, false> sc;
+      sc.load(p, sbase, k0, ke, h);
+      sc.store(&s_sm[0][0], h);
     }
     __syncthreads();
     constexpr int kGroup = ROWS >= 16 ? 2 : 4;  // K steps loaded before use (registers allowing)
@@ -206,7 +281,7 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_k(SkinnyArgs
       if (lane == 0) part[r][warp * kCols + c] = v;
     }
   __syncthreads();
-  skinny_finish<ROWS, kColsK>(p, part, c0, batch);
+  skinny_finish<ROWS, kColsK>(p, part, c0, batch, slice);
 }
 
 }  // namespace omnigemm::detail::cuda

@@ -107,7 +107,7 @@ class Sm80MmaFamily final : public PlannedFamily<Sm80Launch> {
     if (c.stages < sm80::kMinStages || c.stages > sm80::kMaxStages)
       return fail("needs " + std::to_string(sm80::kMinStages) + " to " + std::to_string(sm80::kMaxStages) + " pipeline stages");
     const int mul = mma_multiplicand(p.a.dtype, p.b.dtype);
-    if (mul < 0) return fail("inputs must be f16 or bf16 (not both; fp8 converts exactly to either); f32 and f16 x bf16 run on simt");
+    if (mul < 0) return fail("inputs must be f16 or bf16 (not both; fp8 converts exactly to either); f16 x bf16 runs on sm90_repack (Hopper, as TF32) or simt, f32 on sgemm or simt");
     if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
     if (((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) > 0x7fffffffLL)
       return fail("more than 2^31 - 1 output tiles");

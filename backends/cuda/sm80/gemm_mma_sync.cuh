@@ -311,8 +311,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) gemm_mma_sync(Kerne
       if (p.ep.d_vector_rows && gn + 3 < p.n) {
         cuda::epilogue_store_quad(p.ep, batch, gm, gn, v);
       } else {
-        const float x[4] = {v.x, v.y, v.z, v.w};
-        for (int q = 0; q < 4 && gn + q < p.n; ++q) cuda::epilogue_store(p.ep, batch, gm, gn + q, x[q]);
+        cuda::epilogue_store_run<true>(p.ep, batch, gm, gn, min(4, p.n - gn), v);
       }
     }
     __syncwarp();  // the strip is rewritten for the next i

@@ -6,13 +6,14 @@
 #include "../families.hpp"
 #include "../kernel_views.hpp"
 #include "launch.hpp"
-#include "tensor_map_memo.hpp"
+#include "tensor_map_encode.hpp"
 #include "omnigemm/tile_schedule.h"
 
 namespace omnigemm::detail {
 
 namespace {
 
+using sm90::encode_3d;
 using sm90::Form;
 using sm90::KernelKey;
 
@@ -103,8 +104,6 @@ class Sm90WgmmaFamily final : public PlannedFamily<Sm90Launch> {
   bool encode_operand(CUtensorMap& map, const Operand& o, int eb, int64_t inner, int64_t outer, int64_t outer_stride,
                       int64_t batch, int box_inner, int box_outer, std::string* why) const;
   bool encode_output(CUtensorMap& map, const Problem& p, const cuda::EpilogueArgs& e) const;
-  CUresult encode_3d(CUtensorMap& map, const Operand& o, CUtensorMapDataType type, int eb, int64_t inner, int64_t outer,
-                     int64_t outer_stride, int64_t batch, int box_inner, int box_outer, CUtensorMapL2promotion promotion) const;
 
   CudaDevice& dev_;
   mutable sm90::TensorMapMemo maps_;
@@ -275,34 +274,6 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   return h;
 }
 
-CUresult Sm90WgmmaFamily::encode_3d(CUtensorMap& map, const Operand& o, CUtensorMapDataType type, int eb, int64_t inner,
-                                    int64_t outer, int64_t outer_stride, int64_t batch, int box_inner, int box_outer,
-                                    CUtensorMapL2promotion promotion) const {
-  // 3-D tensor map (inner, outer, batch; elements of eb bytes) with the 128-byte swizzle; boxes
-  // read zeros out of bounds.
-  const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(batch)};
-  const cuuint64_t outer_bytes = cuuint64_t(outer_stride) * eb;
-  const cuuint64_t batch_bytes = batch > 1 ? cuuint64_t(o.batch_stride) * eb : (outer_bytes * dims[1] + 15) / 16 * 16;
-  const cuuint64_t strides[2] = {outer_bytes, batch_bytes};
-  const cuuint32_t box[3] = {cuuint32_t(box_inner), cuuint32_t(box_outer), 1};
-  const cuuint32_t unit[3] = {1, 1, 1};
-  void* base = static_cast<char*>(o.mem.ptr) + o.mem.offset;
-  sm90::TensorMapMemo::Key key;
-  key.base = uint64_t(reinterpret_cast<uintptr_t>(base));
-  for (int i = 0; i < 3; ++i) key.dims[i] = dims[i];
-  key.strides[0] = strides[0];
-  key.strides[1] = strides[1];
-  key.box[0] = box[0];
-  key.box[1] = box[1];
-  key.type = int(type);
-  key.promotion = int(promotion);
-  if (maps_.find(key, map)) return CUDA_SUCCESS;
-  const CUresult r = dev_.encode_tiled(&map, type, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                       CU_TENSOR_MAP_SWIZZLE_128B, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r == CUDA_SUCCESS) maps_.put(key, map);
-  return r;
-}
-
 // An operand's map: its TMA boxes are the kernel's A and B tiles.
 bool Sm90WgmmaFamily::encode_operand(CUtensorMap& map, const Operand& o, int eb, int64_t inner, int64_t outer,
                                      int64_t outer_stride, int64_t batch, int box_inner, int box_outer, std::string* why) const {
@@ -312,7 +283,7 @@ bool Sm90WgmmaFamily::encode_operand(CUtensorMap& map, const Operand& o, int eb,
                                    : o.dtype == OG_DTYPE_F32  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                                               : CU_TENSOR_MAP_DATA_TYPE_UINT8;
   const CUresult r =
-      encode_3d(map, o, type, eb, inner, outer, outer_stride, batch, box_inner, box_outer, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+      encode_3d(dev_, maps_, map, o, type, eb, inner, outer, outer_stride, batch, box_inner, box_outer, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   if (r != CUDA_SUCCESS) {
     if (why) *why = "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")";
     return false;
@@ -329,13 +300,13 @@ bool Sm90WgmmaFamily::encode_operand(CUtensorMap& map, const Operand& o, int eb,
 bool Sm90WgmmaFamily::encode_output(CUtensorMap& map, const Problem& p, const cuda::EpilogueArgs& e) const {
   if (e.d.dtype == OG_DTYPE_F32) {
     if (!e.d_vector_rows || !sm90::register_epilogue_fits(e) || p.d.stride_row <= 0 || p.n % 4 != 0) return false;
-    return encode_3d(map, p.d, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.n, p.m, p.d.stride_row, p.batch, 32, 64,
+    return encode_3d(dev_, maps_, map, p.d, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.n, p.m, p.d.stride_row, p.batch, 32, 64,
                      CU_TENSOR_MAP_L2_PROMOTION_NONE) == CUDA_SUCCESS;
   }
   if (!(e.d.dtype == OG_DTYPE_F16 || e.d.dtype == OG_DTYPE_BF16) || !sm90::d_rows_packable(e) || !sm90::register_epilogue_fits(e) ||
       p.d.stride_row <= 0 || p.n % 8 != 0)
     return false;
-  return encode_3d(map, p.d, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, p.n, p.m, p.d.stride_row, p.batch, 64, 64,
+  return encode_3d(dev_, maps_, map, p.d, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, p.n, p.m, p.d.stride_row, p.batch, 64, 64,
                    CU_TENSOR_MAP_L2_PROMOTION_NONE) == CUDA_SUCCESS;
 }
 

@@ -215,13 +215,15 @@ __device__ __forceinline__ void copy_packed_lines(uint16_t* d, long long ld, int
     }
   }
 }
-// f32 chunk (64 x `cols` accumulators, cols 16 or 32) through the quad epilogue (D rows
+// f32 chunk (64 x COLS accumulators, COLS 16 or 32) through the quad epilogue (D rows
 // vector-aligned, no C). Not inlined: one copy serves every chunk (inlined per chunk, an
 // epilogue outgrew the instruction cache: H100, 4096^3, a third of its stall samples waited
 // for instructions).
-static __device__ __noinline__ void finish_vector_chunk(const cuda::EpilogueArgs& e, int batch, int m, int n, int row0, int col0,
-                                                    int cols, uint32_t chunk, int thread) {
-  const int units = cols / 4;
+template <int COLS>
+static __device__ __noinline__ void finish_vector_chunk(const cuda::EpilogueArgs& args, int batch, int m, int n, int row0,
+                                                        int col0, uint32_t chunk, int thread) {
+  const cuda::EpilogueArgs e = args;  // locals: see finish_generic_chunk
+  constexpr int units = COLS / 4;
 #pragma unroll 1
   for (int i = thread; i < 64 * units; i += 128) {
     const int row = i / units, unit = i % units;
@@ -230,38 +232,41 @@ static __device__ __noinline__ void finish_vector_chunk(const cuda::EpilogueArgs
     const uint4 bits = ld_shared_u32x4(chunk + chunk_offset(row, 16 * unit));
     const float4 v = make_float4(__uint_as_float(bits.x), __uint_as_float(bits.y), __uint_as_float(bits.z),
                                  __uint_as_float(bits.w));
-    if (gn + 4 <= n) {
-      cuda::epilogue_store_quad(e, batch, gm, gn, v);
-    } else {
-      const float q[4] = {v.x, v.y, v.z, v.w};
-      for (int j = 0; j < n - gn; ++j) cuda::epilogue_store(e, batch, gm, gn + j, q[j]);
-    }
+    if (gn + 4 <= n) cuda::epilogue_store_quad(e, batch, gm, gn, v);
+    else cuda::epilogue_store_run<true>(e, batch, gm, gn, n - gn, v);
   }
 }
 
-// f32 chunk (64 x `cols`) through the general epilogue (C, any strides, any alignment). Not
+// f32 chunk (64 x COLS) through the general epilogue (C, any strides, any alignment). Not
 // inlined: one copy serves every chunk of every kernel in the translation unit. The arguments
 // are copied into locals first: read through the reference, every output store (a generic
 // pointer) could alias them and the compiler would reload them per element.
+template <int COLS>
 static __device__ __noinline__ void finish_generic_chunk(const cuda::EpilogueArgs& args, int batch, int m, int n, int row0,
-                                                         int col0, int cols, uint32_t chunk, int thread) {
+                                                         int col0, uint32_t chunk, int thread) {
   const cuda::EpilogueArgs e = args;
+  constexpr int cols = COLS, units = COLS / 4;
   if (e.d.sr == 1) {
-    // Column-major D (the swapped -x4 kernels write D^T this way): a warp takes 32 consecutive
-    // rows of one column, one contiguous run of D (and of C) instead of 32 separate lines.
+    // Column-major D (the swapped -x4 kernels write D^T this way): runs of 4 rows of one column,
+    // a warp's 32 runs two columns' contiguous stretches of D (and of C).
 #pragma unroll 1
-    for (int i = thread; i < 64 * cols; i += 128) {
-      const int row = i % 64, c = i / 64, gm = row0 + row, gn = col0 + c;
-      if (gm < m && gn < n) cuda::epilogue_store(e, batch, gm, gn, ld_shared_f32(chunk + chunk_offset(row, 4 * c)));
+    for (int i = thread; i < 16 * cols; i += 128) {
+      const int row = 4 * (i % 16), c = i / 16, gm = row0 + row, gn = col0 + c;
+      if (gm >= m || gn >= n) continue;
+      const float4 v = make_float4(ld_shared_f32(chunk + chunk_offset(row, 4 * c)), ld_shared_f32(chunk + chunk_offset(row + 1, 4 * c)),
+                                   ld_shared_f32(chunk + chunk_offset(row + 2, 4 * c)), ld_shared_f32(chunk + chunk_offset(row + 3, 4 * c)));
+      cuda::epilogue_store_run<false>(e, batch, gm, gn, min(4, m - gm), v);
     }
     return;
   }
-  const int pairs = cols / 2;
 #pragma unroll 1
-  for (int i = thread; i < 64 * pairs; i += 128) {
-    const int row = i / pairs, c = 2 * (i % pairs);
-    const float2 v = ld_shared_f32x2(chunk + chunk_offset(row, 4 * c));
-    cuda::epilogue_store_pair(e, batch, m, n, row0 + row, col0 + c, v.x, v.y);
+  for (int i = thread; i < 64 * units; i += 128) {
+    const int row = i / units, unit = i % units, gm = row0 + row, gn = col0 + 4 * unit;
+    if (gm >= m || gn >= n) continue;
+    const uint4 bits = ld_shared_u32x4(chunk + chunk_offset(row, 16 * unit));
+    const float4 v = make_float4(__uint_as_float(bits.x), __uint_as_float(bits.y), __uint_as_float(bits.z),
+                                 __uint_as_float(bits.w));
+    cuda::epilogue_store_run<true>(e, batch, gm, gn, min(4, n - gn), v);
   }
 }
 
@@ -634,8 +639,8 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], cons
                           acc[r][q + 1]);
         }
       consumer_barrier(consumer);
-      if (e.d_vector_rows) finish_vector_chunk(e, batch, m, n, block_row0, col0 + kCols * c, kCols, chunk, thread);
-      else finish_generic_chunk(e, batch, m, n, block_row0, col0 + kCols * c, kCols, chunk, thread);
+      if (e.d_vector_rows) finish_vector_chunk<kCols>(e, batch, m, n, block_row0, col0 + kCols * c, chunk, thread);
+      else finish_generic_chunk<kCols>(e, batch, m, n, block_row0, col0 + kCols * c, chunk, thread);
     }
   }
 }

@@ -105,9 +105,11 @@ Status Coopmat2Family::can_implement(const Problem& p, const Config& c) const {
 
 // Workgroup-scope cooperative matrices, staged by the driver: on the H100 its tiles ran at
 // 175-222 TFLOP/s f16 at 8192^3, below the KHR family's best (236), so it ranks second.
-CostHints Coopmat2Family::hints(const Problem&, const Config&) const {
+CostHints Coopmat2Family::hints(const Problem& p, const Config& c) const {
   CostHints h;
   h.efficiency = 0.20;
+  h.factor = residency_factor(p, c);  // as coopmat's K loop, assumed (no split-K here)
+  if (h.factor < 1) h.note = "fewer work items than the compute units need to hide the K loop's load latency";
   return h;
 }
 

@@ -1,5 +1,6 @@
 // vulkan.coopmat: gemm_coopmat.comp, KHR cooperative matrices at subgroup scope.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "../vulkan_backend.hpp"
@@ -10,7 +11,7 @@ namespace omnigemm::detail::vulkan {
 namespace {
 
 constexpr Config kCoopmatConfigs[] = {
-#define OG_VK_COOPMAT(bm, bn, bk, group_m, stages, warps) Config{"coopmat", bm, bn, bk, group_m, stages, warps, 0, 1, {}},
+#define OG_VK_COOPMAT(bm, bn, bk, group_m, stages, warps, split) Config{"coopmat", bm, bn, bk, group_m, stages, warps, 0, split, {}},
 #include "coopmat.inc"
 #undef OG_VK_COOPMAT
 };
@@ -59,12 +60,16 @@ Status CoopmatFamily::can_implement(const Problem& p, const Config& c) const {
                                               "; supported: f16 and fp8");
   const CoopmatShape& cm = d.coopmat.shape[mul];
   const int wm = warps_m(c), wn = c.warps / wm;
-  if (c.warps % wm || c.split_k != 1 || c.stages < 1 || c.stages > 2 || c.block_m % (wm * int(cm.m)) || c.block_n % (wn * int(cm.n)) ||
+  if (c.warps % wm || c.stages < 1 || c.stages > 2 || c.block_m % (wm * int(cm.m)) || c.block_n % (wn * int(cm.n)) ||
       c.block_k % int(cm.k) || c.block_m % 8 || c.block_k % 8 || (c.block_n / wn) % 4)
     return error(StatusCode::unsupported, "tile " + c.to_string() + " does not divide into " + std::to_string(wm) + "x" + std::to_string(wn) +
                                               " subgroups of " + shape_text(cm) +
-                                              " fragments (split_k 1, 1 or 2 stages, tile sides multiples of 8)");
+                                              " fragments (1 or 2 stages, tile sides multiples of 8)");
   if (c.waves_per_eu) return error(StatusCode::unsupported, "waves_per_eu is an AMD occupancy hint; Vulkan takes none");
+  if (c.split_k > 1 && split_workspace_bytes(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n)) > kMaxWorkspaceBytes)
+    return error(StatusCode::unsupported, "split-K in " + std::to_string(c.split_k) + " slices would need " +
+                                              std::to_string(split_workspace_bytes(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n))) +
+                                              " bytes of workspace, more than the " + std::to_string(kMaxWorkspaceBytes) + " bound");
   const int threads = c.warps * int(d.coopmat.subgroup);
   const int64_t shared = shared_bytes(p, c, cm);
   if (threads > limits().max_threads_per_group || shared > limits().max_shared_bytes)
@@ -76,9 +81,17 @@ Status CoopmatFamily::can_implement(const Problem& p, const Config& c) const {
 
 // KHR cooperative matrices on the tensor cores: the family's best H100 tile reached 236 TFLOP/s
 // f16 at 8192^3, about a quarter of the dense 16-bit peak; OmniGEMM's fastest Vulkan family there.
-CostHints CoopmatFamily::hints(const Problem&, const Config&) const {
+// Few work items leave its K loop latency-bound (residency_factor); split-K supplies the items
+// for problems of few tiles, its partial sums going through memory once more (their bytes,
+// written and read) with a second dispatch.
+CostHints CoopmatFamily::hints(const Problem& p, const Config& c) const {
   CostHints h;
   h.efficiency = 0.24;
+  h.factor = residency_factor(p, c);
+  if (h.factor < 1) h.note = "fewer work items than the compute units need to hide the K loop's load latency";
+  h.split_fixed_steps = 1;  // the partial sums' traffic is priced below
+  if (c.split_k > 1)
+    h.extra_bytes = 2.0 * double(split_workspace_bytes(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n)));
   return h;
 }
 
@@ -99,6 +112,12 @@ Status CoopmatFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out)
   out.spec.values[kCommonSpecIds + 9] = be_.mainloop_probe();
   out.spec.count = kCommonSpecIds + 10;
 #endif
+  if (c.split_k > 1) {  // id 17, SPLIT (id 16 stays 0 outside developer builds)
+    out.spec.values[kCommonSpecIds + 10] = uint32_t(c.split_k);
+    out.spec.count = kCommonSpecIds + 11;
+    out.tiles *= uint64_t(c.split_k);
+    plan_split(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n), out);
+  }
   out.shared_bytes = shared_bytes(p, c, cm);
   return {};
 }

@@ -1,6 +1,7 @@
 // What the Vulkan families share: the common part of every plan (specialization ids 0..6, push
 // constants, workgroup counts), its summary, and the launch through the backend.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "../vulkan_backend.hpp"
@@ -70,24 +71,54 @@ void VulkanFamily::plan_common(const Problem& p, const Config& c, uint32_t subgr
   pc.slope = p.leaky_slope;
 }
 
-void VulkanFamily::summarize_common(const VulkanLaunch& l, PlanSummary& out) const {
+double VulkanFamily::residency_factor(const Problem& p, const Config& c) const {
+  const double area = std::ceil(double(p.m) / c.block_m) * c.block_m * std::ceil(double(p.n) / c.block_n) * c.block_n * double(p.batch) *
+                      c.split_k;
+  return std::min(1.0, area / (kResidentArea * std::max(1, limits().compute_units)));
+}
+
+uint64_t VulkanFamily::split_workspace_bytes(const Problem& p, uint32_t split, uint32_t pad_m, uint32_t pad_n) {
+  const uint64_t m = (uint64_t(p.m) + pad_m - 1) / pad_m * pad_m, n = (uint64_t(p.n) + pad_n - 1) / pad_n * pad_n;
+  return 4 * uint64_t(p.batch) * split * m * n;
+}
+
+void VulkanFamily::plan_split(const Problem& p, uint32_t split, uint32_t pad_m, uint32_t pad_n, VulkanLaunch& out) const {
+  out.workspace_bytes = split_workspace_bytes(p, split, pad_m, pad_n);
+  const uint32_t threads = uint32_t(std::min(256, limits().max_threads_per_group));
+  // Ids 0..6 as gemm_common.glsl names them: the padding as BLOCK_M / BLOCK_N, THREADS; the
+  // dtypes are the epilogue's business (push constants), so one pipeline serves them all.
+  const uint32_t values[kCommonSpecIds + 1] = {pad_m, pad_n, 1, 1, threads, 0, 0, split};
+  std::copy(values, values + kCommonSpecIds + 1, out.reduce_spec.values);
+  out.reduce_spec.count = kCommonSpecIds + 1;
+  out.reduce_shader = Shader::splitk_reduce;
+  const uint64_t quads = uint64_t(p.m) * ((uint64_t(p.n) + pad_n - 1) / pad_n * pad_n / 4);
+  out.reduce_groups = std::max<uint64_t>(1, (quads + threads - 1) / threads);
+}
+
+void VulkanFamily::summarize_common(const VulkanLaunch& l, PlanSummary& out, bool tile_note) const {
   out.grid[0] = (long long)l.tiles;
   out.grid[1] = 1;
   out.grid[2] = (long long)l.batch;
   out.cluster = 1;
   out.threads = int(l.threads);
   out.shared_bytes = l.shared_bytes;
-  out.workspace_bytes = 0;
-  out.notes = "one workgroup per " + std::to_string(l.spec.values[0]) + "x" + std::to_string(l.spec.values[1]) +
-              " output tile, grouped by " + std::to_string(l.spec.values[3]) + " rows of tiles";
+  out.workspace_bytes = (long long)l.workspace_bytes;
+  out.notes = tile_note ? "one workgroup per " + std::to_string(l.spec.values[0]) + "x" + std::to_string(l.spec.values[1]) +
+                              " output tile, grouped by " + std::to_string(l.spec.values[3]) + " rows of tiles"
+                        : "";
   const uint64_t max_x = dev().max_groups[0], max_z = dev().max_groups[2];
   if (l.tiles > max_x) {
     out.grid[0] = (long long)max_x;
     out.grid[1] = (long long)((l.tiles + max_x - 1) / max_x);
   }
   const uint64_t pieces = (l.batch + max_z - 1) / max_z;
+  auto add = [&](const std::string& note) { out.notes += (out.notes.empty() ? "" : "; ") + note; };
   if (pieces > 1)
-    out.notes += "; recorded as " + std::to_string(pieces) + " dispatches (at most " + std::to_string(max_z) + " batches each)";
+    add("recorded as " + std::to_string(pieces) + " dispatches (at most " + std::to_string(max_z) + " batches each)");
+  if (l.workspace_bytes)
+    add("split-K in " + std::to_string(l.reduce_spec.values[kCommonSpecIds]) + " slices: f32 partial sums in " +
+                 std::to_string(l.workspace_bytes) + " bytes of workspace, added in slice order by a second dispatch "
+                 "that runs the epilogue");
 }
 
 int coopmat_mul_type(const Problem& p) {

@@ -12,16 +12,42 @@ namespace omnigemm::detail::vulkan {
 namespace {
 
 constexpr Config kSkinnyConfigs[] = {
-#define OG_VK_SKINNY(bm, bn, bk, warps) Config{"skinny", bm, bn, bk, 1, 1, warps, 0, 1, {}},
+#define OG_VK_SKINNY(bm, bn, bk, stages, warps, split) Config{"skinny", bm, bn, bk, 1, stages, warps, 0, split, {}},
 #include "skinny.inc"
 #undef OG_VK_SKINNY
 };
 
-constexpr int kVec = 4;             // columns per column thread (the shader's VEC)
-constexpr int64_t kSkinnyRows = 32;  // the rows of A (or columns of B) up to which the family is offered
+constexpr int64_t kSkinnyRows = 32;  // the rows of A (or columns of B) up to which the family runs as D^T
+// Offered up to 32 rows where no cooperative-matrix family runs, up to 16 where one does (H100,
+// f16, 32 x 4096 x 4096: this family's 32-row tile took 0.14 ms, coopmat's 64x64 split in 4 0.047).
+constexpr int64_t kSkinnyRowsBesideCoopmat = 16;
 
-// The shader's shared memory: the KT x BLOCK_N partial sums and the staged BLOCK_M x BLOCK_K of A, f32.
-int64_t shared_bytes(const Config& c, int threads) { return 4 * (int64_t(threads) * kVec + int64_t(c.block_m) * c.block_k); }
+// The shader's layout for a config (gemm_skinny.comp's VEC, CT, KT, SET_K).
+struct Layout {
+  int vec = 0;       // columns per thread
+  int columns = 0;   // column threads (CT)
+  int along_k = 0;   // threads along K (KT)
+  int set_k = 0;     // K covered by one set of loads of all threads
+};
+Layout layout_of(const Config& c, int threads, bool b_k_contig) {
+  Layout l;
+  l.vec = c.block_m <= 8 ? 8 : 4;
+  l.columns = c.block_n / l.vec;
+  l.along_k = l.columns > 0 ? threads / l.columns : 0;
+  l.set_k = c.stages * l.along_k * (b_k_contig ? 8 : 1);
+  return l;
+}
+
+// B's K index is the contiguous one: the shader loads runs of 8 K per column.
+bool b_k_contiguous(const Problem& p) { return p.b.stride_row == 1 && p.b.stride_col != 1; }
+
+// The shader's shared memory: the staged BLOCK_M x BLOCK_K of A and the KT x BLOCK_N partial sums
+// of ROWS rows at a time (as many as fit 4096 floats, 1..BLOCK_M), f32.
+int64_t shared_bytes(const Config& c, const Layout& l) {
+  const int64_t per_row = int64_t(l.along_k) * c.block_n;
+  const int64_t rows = std::clamp<int64_t>(per_row > 0 ? 4096 / per_row : 1, 1, c.block_m);
+  return 4 * (int64_t(c.block_m) * c.block_k + per_row * rows);
+}
 
 // Few columns and more rows: run D^T = B^T A^T, a problem with few rows.
 bool runs_transposed(const Problem& p) { return p.n < p.m && p.n <= kSkinnyRows; }
@@ -47,60 +73,74 @@ Problem transposed(const Problem& p) {
 
 std::span<const Config> SkinnyFamily::configs() const { return kSkinnyConfigs; }
 
-Status SkinnyFamily::can_implement(const Problem& p, const Config& c) const {
+Status SkinnyFamily::can_implement(const Problem& given, const Config& c) const {
   if (Status s = no_form(c); !s) return s;
-  if (p.a.scale.present() || p.b.scale.present())
+  if (given.a.scale.present() || given.b.scale.present())
     return error(StatusCode::unsupported, "block-scaled operands run on the portable family, dequantised on load");
-  if (c.split_k != 1 || c.stages != 1)
-    return error(StatusCode::unsupported, "tile " + c.to_string() + ": split_k 1 and 1 stage only (K is split among a workgroup's threads)");
   if (c.waves_per_eu) return error(StatusCode::unsupported, "waves_per_eu is an AMD occupancy hint; Vulkan takes none");
-  const int threads = c.warps * limits().warp_size, columns = c.block_n / kVec;
-  if (c.block_m < 1 || c.block_m > 32 || c.block_n % kVec || columns < 1 || threads % columns || threads > limits().max_threads_per_group ||
-      c.block_k % (threads / columns))
-    return error(StatusCode::unsupported, "tile " + c.to_string() + ": BLOCK_M 1..32 and BLOCK_N a multiple of 4 whose BLOCK_N/4 column "
-                                          "threads divide the " + std::to_string(threads) + " threads (at most " +
-                                          std::to_string(limits().max_threads_per_group) + "), BLOCK_K a multiple of the rest");
-  if (shared_bytes(c, threads) > limits().max_shared_bytes)
-    return error(StatusCode::unsupported, std::to_string(shared_bytes(c, threads)) + " bytes of shared memory exceed the device's " +
+  const Problem p = runs_transposed(given) ? transposed(given) : given;
+  const bool k_contig = b_k_contiguous(p);
+  const int threads = c.warps * limits().warp_size;
+  const Layout l = layout_of(c, threads, k_contig);
+  if (c.block_m < 1 || c.block_m > 32 || c.stages < 1 || c.stages > 8 || c.block_n % l.vec || l.columns < 1 || threads % l.columns ||
+      threads > limits().max_threads_per_group || l.set_k < 1 || c.block_k % l.set_k || c.block_k % 4)
+    return error(StatusCode::unsupported,
+                 "tile " + c.to_string() + ": BLOCK_M 1..32, 1..8 stages, BLOCK_N a multiple of " + std::to_string(l.vec) + " whose " +
+                     std::to_string(std::max(l.columns, 0)) + " column threads divide the " + std::to_string(threads) + " threads (at most " +
+                     std::to_string(limits().max_threads_per_group) + "), BLOCK_K a multiple of 4 and of " + std::to_string(l.set_k) +
+                     " (stages x threads along K" + (k_contig ? " x 8, B's K being contiguous)" : ", B's N being contiguous)"));
+  if (shared_bytes(c, l) > limits().max_shared_bytes)
+    return error(StatusCode::unsupported, std::to_string(shared_bytes(c, l)) + " bytes of shared memory exceed the device's " +
                                               std::to_string(limits().max_shared_bytes));
+  if (c.split_k > 1 && split_workspace_bytes(p, uint32_t(c.split_k), 1, 4) > kMaxWorkspaceBytes)
+    return error(StatusCode::unsupported, "split-K in " + std::to_string(c.split_k) + " slices would need " +
+                                              std::to_string(split_workspace_bytes(p, uint32_t(c.split_k), 1, 4)) +
+                                              " bytes of workspace, more than the " + std::to_string(kMaxWorkspaceBytes) + " bound");
   return {};
 }
 
 // Offered for M <= 32 only (a forced config runs any M). Its scalar f32 FMAs reach a small share
-// of the 16-bit tensor rate (like the portable family's), but at these M a GEMM is bound by
-// reading B: this family spreads the columns over N / BLOCK_N workgroups with all of K in flight
-// in each, where the 2-D tile families leave most of the device idle on a long K loop. The tile
-// terms of the cost model price a tile's reuse of its operands from shared memory, which this
-// family does not rely on: the factor takes that term back out. (The 2-D tile families' predictions
-// at few rows miss their latency-bound K loop: on the H100, 16x4096x4096 f16 ran at 0.24 TFLOP/s
-// on coopmat; the choice between them at 17..32 rows awaits this family's measurement there.)
-CostHints SkinnyFamily::hints(const Problem& p, const Config& c) const {
+// of the 16-bit tensor rate, but at these M a GEMM is bound by reading B: this family spreads
+// the columns and K over N / BLOCK_N x SPLIT workgroups, each streaming its part of B with
+// vector loads, where the 2-D tile families leave most of the device idle on a long K loop. The
+// tile terms of the cost model price a tile's reuse of its operands from shared memory, which
+// this family does not rely on: the factor takes that term back out. Each further pass over the
+// rows (M > BLOCK_M) reads B again; rows of BLOCK_M past M are computed and thrown away (the
+// tile terms' edge waste). Split-K's partial sums go through memory once more (their bytes,
+// written and read) and a second dispatch.
+CostHints SkinnyFamily::hints(const Problem& given, const Config& c) const {
   CostHints h;
   h.efficiency = 0.06;
-  if (dev().coopmat.ok) {
-    // Measured on the H100 (f16, N = K = 4096): coopmat's 64x64 tile ran M = 1 and 16 in 0.10 ms,
-    // this family in 0.14-1.5 ms (too few loads in flight per thread); offered only where no
-    // cooperative-matrix family runs (lavapipe: 4x the portable family at M = 1).
+  if (std::min(given.m, given.n) > (dev().coopmat.ok ? kSkinnyRowsBesideCoopmat : kSkinnyRows)) {
     h.factor = 0;
-    h.note = "not offered where the cooperative-matrix family runs";
+    h.note = dev().coopmat.ok ? "not offered above 16 rows of A and 16 columns of B where the cooperative-matrix family runs"
+                              : "not offered above 32 rows of A and 32 columns of B";
     return h;
   }
-  if (std::min(p.m, p.n) > kSkinnyRows) {
-    h.factor = 0;
-    h.note = "not offered above 32 rows of A and 32 columns of B";
-    return h;
-  }
+  const bool flipped = runs_transposed(given);
+  const Problem p = flipped ? transposed(given) : given;
   const double intensity = double(c.block_m) * c.block_n / double(c.block_m + c.block_n);
   const double reference = 128.0 * 256.0 / (128.0 + 256.0);
   h.factor = std::log2(1.0 + reference) / std::log2(1.0 + intensity);
-  h.note = "streams B once; no shared-memory tile reuse to price";
-  if (runs_transposed(p)) {  // the tile terms see M x N; the launch covers N x M
+  h.note = "streams B once per pass over the rows; no shared-memory tile reuse to price";
+  if (flipped) {  // the tile terms see M x N; the launch covers N x M
     auto useful = [&](double m, double n) {
       return m * n / (std::ceil(m / c.block_m) * c.block_m * std::ceil(n / c.block_n) * c.block_n);
     };
-    h.factor *= useful(double(p.n), double(p.m)) / useful(double(p.m), double(p.n));
-    h.note = "runs D^T = B^T A^T, streaming A once; no shared-memory tile reuse to price";
+    h.factor *= useful(double(given.n), double(given.m)) / useful(double(given.m), double(given.n));
+    h.note = "runs D^T = B^T A^T, streaming A once per pass over its columns; no shared-memory tile reuse to price";
   }
+  // Each further pass over the rows reads B again; B's loads coalesce into runs of (N
+  // contiguous) a subgroup row's columns or (K contiguous) its 8-deep K runs, full speed from
+  // 256 bytes.
+  const double passes = std::ceil(double(p.m) / c.block_m);
+  const bool k_contig = b_k_contiguous(p);
+  const Layout l = layout_of(c, c.warps * limits().warp_size, k_contig);
+  const double run_bytes = k_contig ? 16.0 * std::min(l.along_k, limits().warp_size) : 2.0 * l.vec * std::min(l.columns, limits().warp_size);
+  h.memory_efficiency = 0.75 / passes * std::min(1.0, run_bytes / 256.0);
+  h.memory_items_per_unit = 4;  // H100, 16 x 4096 x 4096: 128 workgroups 0.089 ms, 256 0.065
+  h.split_fixed_steps = 0.5;  // the partial sums' traffic is priced below; a slice's own cost is small
+  if (c.split_k > 1) h.extra_bytes = 2.0 * double(split_workspace_bytes(p, uint32_t(c.split_k), 1, 4));
   return h;
 }
 
@@ -110,18 +150,31 @@ Status SkinnyFamily::plan(const Problem& given, const Config& c, VulkanLaunch& o
   const Problem& p = run_as ? *run_as : given;
   plan_common(p, c, uint32_t(limits().warp_size), out);
   out.derived = run_as;
-  out.tiles = uint64_t((p.n + c.block_n - 1) / c.block_n);  // one work item per BLOCK_N columns; rows loop inside
+  const bool k_contig = b_k_contiguous(p);
+  const Layout l = layout_of(c, int(out.threads), k_contig);
+  // One work item per BLOCK_N columns and K slice; rows loop inside.
+  out.tiles = uint64_t((p.n + c.block_n - 1) / c.block_n) * uint64_t(c.split_k);
   out.shader = Shader::skinny;
-  out.shared_bytes = shared_bytes(c, int(out.threads));
+  const uint32_t own[3] = {uint32_t(c.split_k), uint32_t(k_contig), uint32_t(c.stages)};  // ids 7..9
+  std::copy(own, own + 3, out.spec.values + kCommonSpecIds);
+  out.spec.count = kCommonSpecIds + 3;
+  out.shared_bytes = shared_bytes(c, l);
+  if (c.split_k > 1) plan_split(p, uint32_t(c.split_k), 1, 4, out);  // partials of rows < M, columns padded to 4
   return {};
 }
 
 void SkinnyFamily::summarize(const VulkanLaunch& l, PlanSummary& out) const {
-  summarize_common(l, out);
-  const uint32_t columns = l.spec.values[1] / kVec, along_k = l.threads / columns;
-  out.notes = std::string(l.derived ? "runs D^T = B^T A^T (few columns); " : "") + "one workgroup per " + std::to_string(l.spec.values[1]) + " columns of D (all rows, " + std::to_string(l.spec.values[0]) +
-              " per pass): " + std::to_string(columns) + " column threads of " + std::to_string(kVec) + " columns x " +
-              std::to_string(along_k) + " threads along K, partial sums added in a fixed order";
+  summarize_common(l, out, /*tile_note=*/false);
+  const uint32_t* v = l.spec.values + kCommonSpecIds;
+  const Layout lay = layout_of(Config{"skinny", int(l.spec.values[0]), int(l.spec.values[1]), int(l.spec.values[2]), 1, int(v[2]), 1, 0, 1, {}},
+                               int(l.threads), v[1] != 0);
+  std::string notes = std::string(l.derived ? "runs D^T = B^T A^T (few columns); " : "") + "one workgroup per " +
+                      std::to_string(l.spec.values[1]) + " columns of D and K slice (all rows, " + std::to_string(l.spec.values[0]) +
+                      " per pass): " + std::to_string(lay.columns) + " column threads of " + std::to_string(lay.vec) + " columns x " +
+                      std::to_string(lay.along_k) + " threads along K, " +
+                      (v[1] ? "B's K contiguous (8-deep runs per column)" : "B's N contiguous (rows of " + std::to_string(lay.vec) + " columns)") +
+                      ", " + std::to_string(v[2]) + " load stage(s) in flight, partial sums added in a fixed order";
+  out.notes = notes + (out.notes.empty() ? "" : "; " + out.notes);
 }
 
 }  // namespace omnigemm::detail::vulkan

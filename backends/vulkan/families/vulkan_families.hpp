@@ -34,8 +34,23 @@ class VulkanFamily : public PlannedFamily<VulkanLaunch> {
   // What every shader shares: specialization ids 0..6, the push constants, the workgroup counts
   // (c.warps subgroups of `subgroup` invocations per workgroup).
   void plan_common(const Problem& p, const Config& c, uint32_t subgroup, VulkanLaunch& out) const;
-  // Grid, threads and shared memory of `l` (the family adds its notes).
-  void summarize_common(const VulkanLaunch& l, PlanSummary& out) const;
+  // Grid, threads and shared memory of `l`, and notes on its tiles (unless !tile_note), batch
+  // pieces and split-K (the family adds its own).
+  void summarize_common(const VulkanLaunch& l, PlanSummary& out, bool tile_note = true) const;
+  // Split-K in `split` slices (> 1): the workspace of f32 partial sums, M and N padded to
+  // `pad_m` / `pad_n` (pad_n a multiple of 4), and gemm_splitk_reduce.comp's dispatch.
+  void plan_split(const Problem& p, uint32_t split, uint32_t pad_m, uint32_t pad_n, VulkanLaunch& out) const;
+  // The workspace plan_split would ask for; refused past kMaxWorkspaceBytes.
+  static uint64_t split_workspace_bytes(const Problem& p, uint32_t split, uint32_t pad_m, uint32_t pad_n);
+  static constexpr uint64_t kMaxWorkspaceBytes = uint64_t(256) << 20;
+  // The 2-D tile families' K loops wait on each K tile's loads, which only more MMA work in flight
+  // on the same compute unit hides (a larger tile's K step, other workgroups): their rate scales
+  // with the output area in flight per unit (tiles x BLOCK_M x BLOCK_N x batch x K slices over
+  // the units) up to kResidentArea, one 128x256 tile. On the H100 (f16, KHR coopmat) 2048^3 on
+  // 128 workgroups of 128x256 ran at 180 TFLOP/s against 237 at 8192^3, and 32 x 4096 x 4096 on
+  // 64 workgroups of 64x64 at 9.6 TFLOP/s. A cost factor in (0, 1].
+  double residency_factor(const Problem& p, const Config& c) const;
+  static constexpr double kResidentArea = 128.0 * 256.0;
 
   VulkanBackend& be_;
 };

@@ -1,0 +1,85 @@
+// The cost model's choice for decode and few-tile shapes (the LLM set: M = 1..128 against
+// N x K = 4096 x 4096, 14336 x 4096, 4096 x 14336) on the recorded H100 property set and on this
+// machine's device: the skinny family up to 16 rows (its split-K streaming B), split-K coopmat
+// where tiles are few, and today's choices for large squares.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend_cases.hpp"
+#include "dispatch.hpp"
+#include "recorded_devices.hpp"
+#include "vulkan_backend.hpp"
+#include "vulkan_family_support.hpp"
+
+using namespace omnigemm;
+using namespace omnigemm::test;
+
+namespace {
+
+std::string choice(detail::Backend& be, int64_t m, int64_t n, int64_t k, Layout lb = Layout::row_major) {
+  const auto ranked = detail::rank_candidates(be, planning_problem(Dtype::f16, Dtype::f16, m, n, k, 1, lb));
+  REQUIRE(!ranked.empty());
+  return std::string(ranked.front().family->name()) + ":" + ranked.front().config.to_string().substr(ranked.front().config.to_string().find(':') + 1);
+}
+
+}  // namespace
+
+const recorded::Recorded& record(const char* prefix) {
+  static const std::vector<recorded::Recorded> all = recorded::devices();
+  for (const recorded::Recorded& r : all)
+    if (std::string(r.label).rfind(prefix, 0) == 0) return r;
+  FAIL("no recorded device " << prefix);
+  return all.front();
+}
+
+TEST_CASE("vulkan decode choice: the recorded H100 streams decode shapes, splits K over few tiles, keeps large squares") {
+  if (!detail::vulkan::BuiltShaders::of_this_build().coopmat) {
+    MESSAGE("SKIPPED vulkan decode choice (H100): this build has no cooperative-matrix shaders");
+    return;
+  }
+  detail::vulkan::VulkanBackend be;
+  be.init_modelled(record("NVIDIA Hopper").props);
+  for (Layout lb : {Layout::row_major, Layout::col_major}) {
+    CAPTURE(int(lb));
+    for (auto nk : {std::pair<int64_t, int64_t>{4096, 4096}, {14336, 4096}, {4096, 14336}}) {
+      CAPTURE(nk.first);
+      CAPTURE(nk.second);
+      for (int64_t m : {1, 8, 16}) {
+        CAPTURE(m);
+        CHECK(choice(be, m, nk.first, nk.second, lb).rfind("skinny:", 0) == 0);
+      }
+      const std::string few = choice(be, 128, nk.first, nk.second, lb);
+      CHECK(few.rfind("coopmat:", 0) == 0);
+      CHECK(few.find("-k") != std::string::npos);  // split-K
+    }
+  }
+  CHECK(choice(be, 4096, 16, 4096) .rfind("skinny:", 0) == 0);  // few columns: D^T = B^T A^T
+  // Large squares: the tile the H100 measured fastest (README), no split.
+  for (int64_t sq : {2048, 4096, 8192}) {
+    CAPTURE(sq);
+    CHECK(choice(be, sq, sq, sq) == "coopmat:128x256x32-g8-s1-w8");
+  }
+}
+
+TEST_CASE("vulkan decode choice: lavapipe streams decode shapes and keeps the portable family elsewhere") {
+  detail::vulkan::VulkanBackend be;
+  be.init_modelled(record("Mesa lavapipe").props);
+  for (Layout lb : {Layout::row_major, Layout::col_major})
+    for (int64_t m : {1, 16, 32}) {
+      CAPTURE(m);
+      CHECK(choice(be, m, 4096, 4096, lb).rfind("skinny:", 0) == 0);
+      CHECK(choice(be, m, 14336, 4096, lb).rfind("skinny:", 0) == 0);
+    }
+  CHECK(choice(be, 128, 4096, 4096).rfind("portable:", 0) == 0);
+  CHECK(choice(be, 1024, 1024, 1024).rfind("portable:", 0) == 0);
+  // The live device, where it is lavapipe: the same choices through explain.
+  auto ctx = backend_context(Backend::vulkan, "decode choice (live)");
+  if (!ctx) return;
+  auto& live = detail::context_backend(ctx->c_handle());
+  if (live.device().name.find("llvmpipe") == std::string::npos) return;
+  CHECK(choice(live, 16, 4096, 4096).rfind("skinny:", 0) == 0);
+  CHECK(choice(live, 1024, 1024, 1024).rfind("portable:", 0) == 0);
+}
