@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) gemm_sgemm(const _
 
   // Epilogue: row i of the thread's block is tile row row + (i % 4) + BM / 2 (i / 4); quad h of
   // columns starts at col + BN / 2 h. Whole in-range quads of a vector-aligned D leave in one
-  // 16-byte (8-byte for 16-bit D) store; the rest as runs (epilogue_store_run).
+  // 16-byte (8-byte for 16-bit D) store; the rest element by element.
   const cuda::EpilogueArgs& e = p.ep;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
@@ -203,8 +203,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) gemm_sgemm(const _
         cuda::epilogue_store_quad(e, batch, gm, gn,
                                   make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]));
       } else {
-        cuda::epilogue_store_run<true>(e, batch, gm, gn, min(4, p.n - gn),
-                                       make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]));
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (gn + j < p.n) cuda::epilogue_store(e, batch, gm, gn + j, acc[i][4 * h + j]);
       }
     }
   }
