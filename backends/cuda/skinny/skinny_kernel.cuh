@@ -62,21 +62,24 @@ struct SChunk {
   }
   __device__ __forceinline__ void load(const SkinnyArgs& p, long long sbase, int k0, int ke, int row0 = 0) {
     const char* sb = static_cast<const char*>(p.s.ptr);
-    if (p.s.dtype == p.l.dtype)  // the large operand's typed loads
-      load_with(p, sbase, k0, ke, row0, [&](long long i) { return skinny_load<LT>(sb, i, p.s.dtype); });
-    else
-      load_with(p, sbase, k0, ke, row0, [&](long long i) { return cuda::load(p.s.dtype, sb, i); });
-  }
-  // Every load issued before any value is used; `get` reads S's element at an index.
-  template <class Get>
-  __device__ __forceinline__ void load_with(const SkinnyArgs& p, long long sbase, int k0, int ke, int row0, Get get) {
+    if (p.s.dtype == p.l.dtype) {  // the large operand's typed loads
 #pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-      int r, kk;
-      at(j, r, kk);
-      r += row0;
-      const bool in = r < p.rows && kk < CHUNK && k0 + kk < ke;
-      v[j] = in ? get(sbase + (long long)r * p.s.sr + (long long)(k0 + kk) * p.s.sc) : 0.0f;
+      for (int j = 0; j < kPer; ++j) {
+        int r, kk;
+        at(j, r, kk);
+        r += row0;
+        const bool in = r < p.rows && kk < CHUNK && k0 + kk < ke;
+        v[j] = in ? skinny_load<LT>(sb, sbase + (long long)r * p.s.sr + (long long)(k0 + kk) * p.s.sc, p.s.dtype) : 0.0f;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        int r, kk;
+        at(j, r, kk);
+        r += row0;
+        const bool in = r < p.rows && kk < CHUNK && k0 + kk < ke;
+        v[j] = in ? cuda::load(p.s.dtype, sb, sbase + (long long)r * p.s.sr + (long long)(k0 + kk) * p.s.sc) : 0.0f;
+      }
     }
   }
   // Into shared memory laid out [K][ROWS] (ROW_FASTEST, row0 0) or [rows][K].

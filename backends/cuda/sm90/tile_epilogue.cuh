@@ -191,19 +191,18 @@ __device__ __forceinline__ uint32_t pack_pair(float x0, float x1) {
   }
 }
 
-// Packed chunk to D: the first UNITS 16-byte units of chunk row i (8 UNITS 16-bit outputs) go
-// to memory line line0 + i of D (a row of a row-major D, a column of a column-major one; lines
-// line0.. below lines_bound), elements elem0.. (below elems_bound). Each thread moves unit
-// thread % UNITS of lines thread / UNITS + 128 / UNITS k, so a warp writes whole lines of
-// 16 UNITS bytes.
-template <int LINES, int UNITS = 8>
+// Packed chunk to D: chunk row i (128 bytes, 64 16-bit outputs) goes to memory line line0 + i
+// of D (a row of a row-major D, a column of a column-major one; lines line0.. below
+// lines_bound), elements elem0.. (below elems_bound). Each thread moves 16-byte unit
+// thread % 8 of lines thread / 8 + 16 k, so a warp writes four whole 128-byte lines.
+template <int LINES>
 __device__ __forceinline__ void copy_packed_lines(uint16_t* d, long long ld, int lines_bound, int elems_bound, int line0,
                                                   int elem0, uint32_t chunk, int thread) {
-  static_assert(128 % UNITS == 0 && LINES * UNITS % 128 == 0, "whole passes of the consumer's 128 threads");
-  const int unit = thread % UNITS, ge = elem0 + 8 * unit;
+  static_assert(LINES * 8 % 128 == 0, "whole passes of the consumer's 128 threads");
+  const int unit = thread % 8, ge = elem0 + 8 * unit;
 #pragma unroll
-  for (int k = 0; k < LINES * UNITS / 128; ++k) {
-    const int line = thread / UNITS + 128 / UNITS * k, gl = line0 + line;
+  for (int k = 0; k < LINES * 8 / 128; ++k) {
+    const int line = thread / 8 + 16 * k, gl = line0 + line;
     const uint4 v = ld_shared_u32x4(chunk + chunk_offset(line, 16 * unit));
     uint16_t* dst = d + gl * ld + ge;
     if (gl < lines_bound && ge + 8 <= elems_bound) {
@@ -288,7 +287,7 @@ __device__ __forceinline__ bool consumer_any(int consumer, bool pred) {
 // The packed way out, in steps that can be spread out (DeferredTile below): pack_chunk applies
 // alpha and rounds one chunk to 16 bits in registers, stage_packed_chunk writes it to shared
 // memory with four stmatrix.x4 per thread, and after a barrier copy_packed_chunk sends it to D
-// in 16-byte stores. Row-major D: chunks of 64 x 64 outputs (96-column consumers: 64 x 32).
+// in 16-byte stores. Row-major D: chunks of 64 x 64 outputs.
 // Column-major D (TRANSPOSED; the swapped -x4 kernels write D^T, i.e. the caller's row-major D,
 // this way): stmatrix.trans stores up to 64 tile columns transposed, so a chunk row is a column
 // of the tile, 128 contiguous bytes of D. The generic per-element way took ~3 us from the last
@@ -338,10 +337,10 @@ constexpr int packed_chunk_cols() {  // tile columns per packed chunk (96-column
 }
 
 // stmatrix of one chunk of packed outputs (`regs`: its COLS / 4 registers per thread) into the
-// staging chunk at `chunk` (row-major chunks of 32 columns fill the first 64 bytes of each row).
+// staging chunk at `chunk`.
 template <bool TRANSPOSED, int COLS>
 __device__ __forceinline__ void stage_packed_chunk(const uint32_t* regs, uint32_t chunk, int thread) {
-  static_assert(TRANSPOSED || COLS == 64 || COLS == 32, "row-major chunks are 64 or 32 columns wide");
+  static_assert(TRANSPOSED || COLS == 64, "row-major chunks are 64 columns wide");
   const int warp = thread / 32, lane = thread % 32, mat = lane / 8;
   // An x4 covers rows 16 warp + 8 h and column groups j + g of the chunk (matrix mat = 2 g + h);
   // lane 8 mat + i addresses row i of its matrix: tile row 16 warp + 8 h + i (16-byte unit
@@ -368,7 +367,7 @@ __device__ __forceinline__ void copy_packed_chunk(int index, uint16_t* d, long l
   if constexpr (TRANSPOSED)
     copy_packed_lines<kCols>(d, ld, n, m, col0 + kCols * c, row0 + 64 * r, chunk, thread);
   else
-    copy_packed_lines<64, kCols / 8>(d, ld, m, n, row0 + 64 * r, col0 + kCols * c, chunk, thread);
+    copy_packed_lines<64>(d, ld, m, n, row0 + 64 * r, col0 + 64 * c, chunk, thread);
 }
 
 // Bytes of staging one packed chunk takes: 64 rows, or (TRANSPOSED) kCols columns, of 128 B.
@@ -612,7 +611,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], cons
       return;
     }
   }
-  if constexpr (BLOCK_N % 32 == 0) {  // row-major packed chunks are 64 (96-column consumers: 32) columns wide
+  if constexpr (BLOCK_N % 64 == 0) {  // row-major packed chunks are 64 columns wide
     if (packable && packed_rows_out(e)) {
       store_tile_packed<false, WG_M, BLOCK_N, REGISTER_EPILOGUE>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread,
                                                                  sequence);
