@@ -255,99 +255,109 @@ TEST_CASE("vulkan: one thread times while another runs GEMMs on the same context
   check_no_validation_messages();
 }
 
-TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, on edge shapes") {
+namespace {
+
+// Every config of a cooperative-matrix family (vulkan.coopmat: KHR cooperative matrix;
+// vulkan.coopmat2: NV cooperative matrix 2), forced on edge shapes. Which configs run is the
+// family's decision (device shapes or granularities, workgroup sizes, shared memory). One test
+// case per family: each compiles about a dozen pipelines per config (minutes on the NVIDIA driver).
+void every_config_forced(const std::string& family) {
   auto ctx = vulkan_context("coopmat configs");
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
-  // vulkan.coopmat: KHR cooperative matrix; vulkan.coopmat2: NV cooperative matrix 2. Which
-  // configs run is the family's decision (device shapes or granularities, workgroup sizes,
-  // shared memory).
-  for (const std::string family : {"coopmat", "coopmat2"}) {
-    CAPTURE(family);
-    const detail::KernelFamily* fam = nullptr;
-    for (const detail::KernelFamily* f : be.families())
-      if (f->name() == family && detail::vulkan_family_usable(be, f)) fam = f;
-    if (!fam) {
-      MESSAGE("SKIPPED vulkan " << family << ": " << be.device().name << " cannot run the family ("
-                                << missing_family_reason(be, family) << ")");
+  CAPTURE(family);
+  const detail::KernelFamily* fam = nullptr;
+  for (const detail::KernelFamily* f : be.families())
+    if (f->name() == family && detail::vulkan_family_usable(be, f)) fam = f;
+  if (!fam) {
+    MESSAGE("SKIPPED vulkan " << family << ": " << be.device().name << " cannot run the family ("
+                              << missing_family_reason(be, family) << ")");
+    return;
+  }
+  const bool coopmat2 = family == "coopmat2";
+  int ran = 0;
+  std::string refused;
+  for (const detail::Config& cfg : fam->configs()) {
+    CAPTURE(cfg.to_string());
+    MESSAGE("vulkan " << family << " config " << cfg.to_string());  // progress (with -s): a hang names its config
+    const Status s = run_probe(*ctx, Dtype::f16, cfg.to_string());
+    if (!s.ok()) {
+      CHECK(s.code == StatusCode::unsupported);  // refused with a reason, never a wrong answer
+      CHECK(!s.message.empty());
+      refused = s.message;
       continue;
     }
-    const bool coopmat2 = family == "coopmat2";
-    int ran = 0;
-    std::string refused;
-    for (const detail::Config& cfg : fam->configs()) {
-      CAPTURE(cfg.to_string());
-      MESSAGE("vulkan " << family << " config " << cfg.to_string());  // progress (with -s): a hang names its config
-      const Status s = run_probe(*ctx, Dtype::f16, cfg.to_string());
-      if (!s.ok()) {
-        CHECK(s.code == StatusCode::unsupported);  // refused with a reason, never a wrong answer
-        CHECK(!s.message.empty());
-        refused = s.message;
-        continue;
-      }
-      // Edge shapes, fp8 and f16 inputs, strided (transposed) B, the full epilogue.
-      for (int64_t edge : {int64_t(1), int64_t(cfg.block_m - 1), int64_t(cfg.block_m + 3)}) {
-        Case c{edge, cfg.block_n + 5, 2 * cfg.block_k + 3};
-        c.config = cfg.to_string();
-        c.a = Dtype::f16;
-        c.b = edge == 1 ? Dtype::fp8_e4m3 : Dtype::f16;
-        c.d = edge == 1 ? Dtype::bf16 : Dtype::f32;
-        c.tb = edge != 1;
-        c.epi.alpha = 0.75f;
-        c.epi.beta = 0.5f;
-        c.epi.act = Activation::gelu_tanh;
-        c.epi.bias_mode = BiasMode::per_n;
-        run_case(*ctx, c);
-      }
-      // A stored column-major (staged K x M) through the element-wise path, ragged edges.
-      Case a_cols{cfg.block_m + 3, cfg.block_n - 1, cfg.block_k + 5};
-      a_cols.a = a_cols.b = Dtype::f16;
-      a_cols.la = Layout::col_major;
-      a_cols.config = cfg.to_string();
-      run_case(*ctx, a_cols);
-      // Batches with odd gaps (bases off 16-byte alignment: coopmat2 gathers them), fp8 e5m2 A,
-      // column-major f16 D, bias per M, leaky ReLU.
-      Case batched{cfg.block_m + 7, cfg.block_n + 2, cfg.block_k + 6, 3};
-      batched.a = Dtype::fp8_e5m2;
-      batched.b = Dtype::f16;
-      batched.d = Dtype::f16;
-      batched.ld = Layout::col_major;
-      batched.epi.beta = -1.0f;
-      batched.epi.act = Activation::leaky_relu;
-      batched.epi.slope = 0.1f;
-      batched.epi.bias_mode = BiasMode::per_m;
-      batched.config = cfg.to_string();
-      // coopmat2 stages both gathered operands in shared memory: the largest tiles cannot.
-      if (coopmat2) batched.may_refuse = "shared memory";
-      run_case(*ctx, batched);
-      // In place: C is D (f32, rows contiguous: coopmat2 stores it as a tensor), silu.
-      check_in_place(*ctx, cfg.block_m + 5, cfg.block_n + 3, 40, Dtype::f16, Activation::silu, cfg.to_string());
-      // The 16-byte load path (contiguous, 8-aligned 16-bit inputs) in every storage orientation,
-      // with bf16 multiplicands too where the device has them.
-      const Status bf16 = run_probe(*ctx, Dtype::bf16, cfg.to_string());
-      if (!bf16.ok()) {
-        CHECK(bf16.code == StatusCode::unsupported);
-        CHECK(bf16.message.find("bf16") != std::string::npos);
-        MESSAGE("SKIPPED vulkan " << family << " bf16 (" << cfg.to_string() << "): " << bf16.message);
-      }
-      for (Dtype t : {Dtype::f16, Dtype::bf16}) {
-        if (t == Dtype::bf16 && !bf16.ok()) continue;
-        for (Layout la : {Layout::row_major, Layout::col_major})
-          for (Layout lb : {Layout::row_major, Layout::col_major}) {
-            Case aligned{2 * cfg.block_m, cfg.block_n + 8, 3 * cfg.block_k + 8};
-            aligned.a = aligned.b = t;
-            aligned.d = Dtype::f16;
-            aligned.la = la;
-            aligned.lb = lb;
-            aligned.tma_aligned = aligned.d_aligned = true;
-            aligned.config = cfg.to_string();
-            run_case(*ctx, aligned);
-          }
-      }
-      ++ran;
+    // Edge shapes, fp8 and f16 inputs, strided (transposed) B, the full epilogue.
+    for (int64_t edge : {int64_t(1), int64_t(cfg.block_m - 1), int64_t(cfg.block_m + 3)}) {
+      Case c{edge, cfg.block_n + 5, 2 * cfg.block_k + 3};
+      c.config = cfg.to_string();
+      c.a = Dtype::f16;
+      c.b = edge == 1 ? Dtype::fp8_e4m3 : Dtype::f16;
+      c.d = edge == 1 ? Dtype::bf16 : Dtype::f32;
+      c.tb = edge != 1;
+      c.epi.alpha = 0.75f;
+      c.epi.beta = 0.5f;
+      c.epi.act = Activation::gelu_tanh;
+      c.epi.bias_mode = BiasMode::per_n;
+      run_case(*ctx, c);
     }
-    if (ran == 0)
-      MESSAGE("SKIPPED vulkan " << family << ": " << be.device().name << " runs none of its configs (" << refused << ")");
+    // A stored column-major (staged K x M) through the element-wise path, ragged edges.
+    Case a_cols{cfg.block_m + 3, cfg.block_n - 1, cfg.block_k + 5};
+    a_cols.a = a_cols.b = Dtype::f16;
+    a_cols.la = Layout::col_major;
+    a_cols.config = cfg.to_string();
+    run_case(*ctx, a_cols);
+    // Batches with odd gaps (bases off 16-byte alignment: coopmat2 gathers them), fp8 e5m2 A,
+    // column-major f16 D, bias per M, leaky ReLU.
+    Case batched{cfg.block_m + 7, cfg.block_n + 2, cfg.block_k + 6, 3};
+    batched.a = Dtype::fp8_e5m2;
+    batched.b = Dtype::f16;
+    batched.d = Dtype::f16;
+    batched.ld = Layout::col_major;
+    batched.epi.beta = -1.0f;
+    batched.epi.act = Activation::leaky_relu;
+    batched.epi.slope = 0.1f;
+    batched.epi.bias_mode = BiasMode::per_m;
+    batched.config = cfg.to_string();
+    // coopmat2 stages both gathered operands in shared memory: the largest tiles cannot.
+    if (coopmat2) batched.may_refuse = "shared memory";
+    run_case(*ctx, batched);
+    // In place: C is D (f32, rows contiguous: coopmat2 stores it as a tensor), silu.
+    check_in_place(*ctx, cfg.block_m + 5, cfg.block_n + 3, 40, Dtype::f16, Activation::silu, cfg.to_string());
+    // The 16-byte load path (contiguous, 8-aligned 16-bit inputs) in every storage orientation,
+    // with bf16 multiplicands too where the device has them.
+    const Status bf16 = run_probe(*ctx, Dtype::bf16, cfg.to_string());
+    if (!bf16.ok()) {
+      CHECK(bf16.code == StatusCode::unsupported);
+      CHECK(bf16.message.find("bf16") != std::string::npos);
+      MESSAGE("SKIPPED vulkan " << family << " bf16 (" << cfg.to_string() << "): " << bf16.message);
+    }
+    for (Dtype t : {Dtype::f16, Dtype::bf16}) {
+      if (t == Dtype::bf16 && !bf16.ok()) continue;
+      for (Layout la : {Layout::row_major, Layout::col_major})
+        for (Layout lb : {Layout::row_major, Layout::col_major}) {
+          Case aligned{2 * cfg.block_m, cfg.block_n + 8, 3 * cfg.block_k + 8};
+          aligned.a = aligned.b = t;
+          aligned.d = Dtype::f16;
+          aligned.la = la;
+          aligned.lb = lb;
+          aligned.tma_aligned = aligned.d_aligned = true;
+          aligned.config = cfg.to_string();
+          run_case(*ctx, aligned);
+        }
+    }
+    ++ran;
   }
+  if (ran == 0)
+    MESSAGE("SKIPPED vulkan " << family << ": " << be.device().name << " runs none of its configs (" << refused << ")");
   check_no_validation_messages();
+}
+
+}  // namespace
+
+TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, on edge shapes (coopmat)") {
+  every_config_forced("coopmat");
+}
+TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, on edge shapes (coopmat2)") {
+  every_config_forced("coopmat2");
 }
