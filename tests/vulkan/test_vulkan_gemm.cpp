@@ -272,6 +272,7 @@ void every_config_forced(const std::string& family) {
   if (!fam) {
     MESSAGE("SKIPPED vulkan " << family << ": " << be.device().name << " cannot run the family ("
                               << missing_family_reason(be, family) << ")");
+    check_no_validation_messages();
     return;
   }
   const bool coopmat2 = family == "coopmat2";
