@@ -1,5 +1,5 @@
-// The Hopper kernel's packed ways out with fused epilogues: a 16-bit C, an f32 bias (per N or
-// per M) and every activation are finished in registers (tile_epilogue.cuh RegisterEpilogue), on the
+// The Hopper kernel's packed ways out with fused epilogues: an f32 bias (per N or per M) and
+// every activation are finished in registers (tile_epilogue.cuh RegisterEpilogue), on the
 // deferred TMA-store way (cooperative tiles, N a multiple of 8), the direct packed way (other N,
 // 256x128, ping-pong) and the transposed one (swap: D^T); f32 D through TMA-stored chunks.
 // Multi-tile problems, aligned D, every element checked against float64.
@@ -10,7 +10,7 @@
 using namespace omnigemm;
 using namespace omnigemm::test;
 
-TEST_CASE("cuda epilogue: C, bias and every activation fused on the Hopper kernel's packed, deferred and f32 TMA ways") {
+TEST_CASE("cuda epilogue: bias and every activation fused on the Hopper kernel's packed, deferred and f32 TMA ways") {
   auto ctx = sm90_context("fused packed epilogue");
   if (!ctx) return;
   const char* configs[] = {"sm90_wgmma:128x256x64-g16-s4-w12-coop", "sm90_wgmma:256x128x64-g8-s4-w12-coop",
@@ -38,26 +38,6 @@ TEST_CASE("cuda epilogue: C, bias and every activation fused on the Hopper kerne
       run_case(*ctx, c);
       ++ran;
     }
-    // C (beta) of D's dtype: read in registers on the packed and deferred ways of the kernels
-    // with the register epilogue, through the general epilogue elsewhere (ping-pong, 256x128,
-    // swap: C^T has no unit column stride there); with and without bias and activation, N a
-    // multiple of 8 (deferred), of 4 (direct) and odd (the last column pair half outside).
-    for (int i = 0; i < 4; ++i) {
-      Case c{i == 3 ? 301 : 640 + 5 * i, i == 0 ? 1032 : i == 1 ? 1036 : 1035, i % 2 ? 264 : 200, 1 + i % 2};
-      c.config = config;
-      c.tma_aligned = c.d_aligned = true;
-      c.a = c.b = fp8 ? Dtype::fp8_e4m3 : (i == 2 ? Dtype::bf16 : Dtype::f16);
-      c.tb = fp8 || i % 2;
-      c.d = i % 2 ? Dtype::bf16 : Dtype::f16;
-      c.epi.alpha = 0.75f;
-      c.epi.beta = i == 1 ? -1.5f : 0.5f;
-      const Activation acts[] = {Activation::none, Activation::gelu_tanh, Activation::relu, Activation::silu};
-      c.epi.act = acts[i];
-      c.epi.bias_mode = i == 0 ? BiasMode::none : i == 2 ? BiasMode::per_m : BiasMode::per_n;
-      CAPTURE(i);
-      run_case(*ctx, c);
-      ++ran;
-    }
   }
-  CHECK(ran == 60);
+  CHECK(ran == 40);
 }

@@ -7,17 +7,6 @@ namespace omnigemm::detail::sm90 {
 
 enum class Form : int { coop, pingpong, mcast, swap };
 
-// Whether a kernel compiles the register epilogue (tile_epilogue.cuh store_tile's
-// REGISTER_EPILOGUE: C, bias and activations finished in registers on the packed ways, f32 D by
-// TMA stores): cooperative consumers with one 64-row block of 64, 128 or 256 columns, no split-K
-// pair (whose partials arrive in the staging chunks). With two blocks, ping-pong or 192 columns
-// ptxas spilled 8-60 bytes with its loops, where the plain kernels spill at most 4 / 12; those
-// kernels finish fused epilogues through shared memory, and the cost model prices that
-// (Sm90WgmmaFamily::hints).
-constexpr bool register_epilogue_kernel(bool pingpong, bool split_pairs, int wg_m, int consumer_n) {
-  return !pingpong && !split_pairs && wg_m == 1 && (consumer_n == 64 || consumer_n == 128 || consumer_n == 256);
-}
-
 // The template arguments of Shape<> besides the dtypes and operand layouts.
 struct KernelKey {
   int block_n = 0;
@@ -31,9 +20,6 @@ struct KernelKey {
   constexpr bool needs_k_major_b() const { return (split_n ? block_n / 2 : block_n) % 64 != 0; }
   constexpr int block_m() const { return 64 * wg_m * (split_n || pingpong ? 1 : 2); }
   constexpr int cluster_size() const { return cluster_m * (split_pairs ? 2 : 1); }
-  constexpr bool register_epilogue() const {
-    return register_epilogue_kernel(pingpong, split_pairs, wg_m, split_n ? block_n / 2 : block_n);
-  }
 };
 
 // The kernel that runs a row's tile BLOCK_M x BLOCK_N with `split_k` slices in `form`, in the

@@ -4,10 +4,10 @@
 // wgmma's register layout and the row-wise reads are free of bank conflicts; each consumer
 // alternates between two chunks, so one named barrier per chunk suffices. Four ways out,
 // chosen once per launch (uniform branches):
-//   - packed: f16/bf16 D with vector-aligned rows whose epilogue fits in registers
-//     (RegisterEpilogue: alpha, a 16-bit C, an f32 bias, any activation; kernels with two 64-row
-//     blocks or 192 columns per consumer and ping-pong tiles: the plain alpha * AB only): the
-//     epilogue and the rounding happen in registers, stmatrix writes a chunk of 64 x 64 finished
+//   - packed: f16/bf16 D with vector-aligned rows and no C, whose epilogue fits in registers
+//     (RegisterEpilogue: alpha, an f32 bias, any activation; kernels with two 64-row blocks or
+//     192 columns per consumer and ping-pong tiles: the plain alpha * AB only): the epilogue
+//     and the rounding happen in registers, stmatrix writes a chunk of 64 x 64 finished
 //     outputs, and each thread stores 16 bytes at a time;
 //   - packed columns: the same for a column-major D (the swapped kernels write D^T, the
 //     caller's row-major D, this way): stmatrix.trans, then 16-byte stores down D's columns;
@@ -16,9 +16,8 @@
 //     time (alpha, bias, activation) into one 8- or 16-byte store;
 //   - f32 by TMA: f32 D with vector-aligned rows and a register epilogue, where the launch
 //     has D's map: 64 x 32 chunks finished in registers, staged, stored by the TMA;
-//   - generic (an f32 C, C where the kernel has no register epilogue, strided or unaligned D):
-//     64 x 32 f32 per chunk through the fully general per-element epilogue, in a function of its
-//     own (one copy per translation unit).
+//   - generic (C present, strided or unaligned D): 64 x 32 f32 per chunk through the fully
+//     general per-element epilogue, in a function of its own (one copy per translation unit).
 // An earlier version sent every chunk through the generic function; at 4096^3 its ~420
 // instructions per warp and chunk kept the consumers out of the mainloop a third of the time.
 #pragma once
@@ -78,69 +77,36 @@ __device__ __forceinline__ float plain_value(float alpha, float acc) {
   return og_epilogue_sum(alpha, acc, false, 0.0f, 0.0f, false, 0.0f);
 }
 
-__device__ __forceinline__ float tanh_approx(float x) {
-  float y;
-  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-// The epilogues the packed ways finish in registers, as each accumulator leaves: alpha, a 16-bit
-// C (beta), an f32 bias along N or M and any activation. With none of them it is plain_value.
-// Values are omnigemm/epilogue.h's (the sum in its order), except for gelu-tanh and silu:
-//   - 16-bit outputs (FAST): 0.5 x (1 + t) with t = tanh.approx(u), u = sqrt(2/pi)(x + 0.044715
-//     x^3) or x / 2 (silu(x) = 0.5 x (1 + tanh(x / 2))): one MUFU instruction per output. The
-//     hardware tanh is within 2^-11 relative of tanh, so the result is within 2^-12 |x| of the
-//     formula's: under half an f16 ulp of |x|, a sixteenth of a bf16 ulp; the tests' f16 bound is
-//     1.5 ulps of the epilogue's magnitude (>= |x|), norm-wise;
-//   - f32 outputs: x / (1 + exp(z)), z = -2u or -x, with the hardware exp2 and a fast division
-//     (two MUFU instructions), a few f32 ulps from the tanhf / expf forms, which inline some 20
-//     instructions with branches into every chunk's code.
+// The epilogues the packed ways finish in registers, as each accumulator leaves: alpha, an f32
+// bias along N or M and any activation (no C). With neither bias nor activation it is
+// plain_value. Values are omnigemm/epilogue.h's, except that gelu-tanh and silu take their
+// exp forms with the hardware exp2 and a fast division: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u))
+// and x / (1 + exp(-x)), a few f32 ulps from the tanhf / expf forms (two MUFU instructions and
+// a few FMAs, where tanhf alone inlines some 20 with branches into every chunk's code).
 struct RegisterEpilogue {
-  float alpha, beta, slope;
+  float alpha, slope;
   int act;            // og_activation
   int bias_mode;      // OG_BIAS_*
   const float* bias;  // this batch's bias vector (bias_mode != OG_BIAS_NONE)
-  const uint16_t* c;  // this batch's 16-bit C (null without C): element (gm, gn) at gm * c_sr + gn,
-  long long c_sr;     // elements (gm, gn) and (gm, gn + 1), gn even, one aligned 32-bit word
-  bool c_bf16;
-  int m, n;           // the problem's rows and columns (bias and C reads stay inside)
+  int m, n;           // the problem's rows and columns (bias reads stay inside)
 
-  __device__ __forceinline__ bool fused() const { return act != OG_ACT_NONE || bias_mode != OG_BIAS_NONE || c; }
+  __device__ __forceinline__ bool fused() const { return act != OG_ACT_NONE || bias_mode != OG_BIAS_NONE; }
   __device__ __forceinline__ bool exp_form() const { return act == OG_ACT_GELU_TANH || act == OG_ACT_SILU; }
-  __device__ __forceinline__ float bias_at(int gm, int gn) const {
-    if (bias_mode == OG_BIAS_PER_N) return gn < n ? bias[gn] : 0.0f;
-    if (bias_mode == OG_BIAS_PER_M) return gm < m ? bias[gm] : 0.0f;
-    return 0.0f;
-  }
-  // Elements gn and gn + 1 (gn even) of C's row `row` (a row inside the problem) as two 16-bit
-  // values, zeros beyond N.
-  __device__ __forceinline__ uint32_t c_pair(const uint16_t* row, int gn) const {
-    if (gn + 1 < n) return *reinterpret_cast<const uint32_t*>(row + gn);
-    return gn < n ? uint32_t(row[gn]) : 0u;
-  }
-  __device__ __forceinline__ float c_value(uint32_t bits16) const {
-    return c_bf16 ? __uint_as_float(bits16 << 16) : __half2float(__ushort_as_half(uint16_t(bits16)));
-  }
-  // The finished output of accumulator `acc` with its bias `b` and C element `cv` (ignored where
-  // absent). EXP == exp_form() (with_exp_form picks it once per chunk); FAST: a 16-bit output.
-  template <bool EXP, bool FAST>
-  __device__ __forceinline__ float finish(float acc, float b, float cv) const {
-    const float x = og_epilogue_sum(alpha, acc, c != nullptr, beta, cv, bias_mode != OG_BIAS_NONE, b);
-    if constexpr (EXP && FAST) {
-      const float h = 0.5f * x;
-      const float u = act == OG_ACT_GELU_TANH ? 0.7978845608f * (x + 0.044715f * x * x * x) : h;
-      return fmaf(h, tanh_approx(u), h);
-    } else if constexpr (EXP) {
+  // The finished output (gm, gn) of accumulator `acc`. EXP == exp_form() (with_exp_form picks
+  // it once per chunk): gelu and silu share x / (1 + exp(z)), z = -2u or -x; the others are
+  // selects. Without bias or activation: alpha * acc.
+  template <bool EXP>
+  __device__ __forceinline__ float apply(float acc, int gm, int gn) const {
+    float b = 0.0f;
+    if (bias_mode == OG_BIAS_PER_N) b = gn < n ? bias[gn] : 0.0f;
+    else if (bias_mode == OG_BIAS_PER_M) b = gm < m ? bias[gm] : 0.0f;
+    const float x = og_epilogue_sum(alpha, acc, false, 0.0f, 0.0f, bias_mode != OG_BIAS_NONE, b);
+    if constexpr (EXP) {
       const float z = act == OG_ACT_GELU_TANH ? -2.0f * (0.7978845608f * (x + 0.044715f * x * x * x)) : -x;
       return __fdividef(x, 1.0f + __expf(z));
     } else {
       return act == OG_ACT_RELU ? og_relu(x) : act == OG_ACT_LEAKY_RELU ? og_leaky_relu(x, slope) : x;
     }
-  }
-  // The finished f32 output (gm, gn) of accumulator `acc` (no C: the f32 way has none).
-  template <bool EXP>
-  __device__ __forceinline__ float apply(float acc, int gm, int gn) const {
-    return finish<EXP, false>(acc, bias_at(gm, gn), 0.0f);
   }
 };
 
@@ -154,29 +120,10 @@ __device__ __forceinline__ void with_exp_form(const RegisterEpilogue& re, F&& f)
 
 __device__ __forceinline__ RegisterEpilogue register_epilogue(const cuda::EpilogueArgs& e, int batch, int m, int n) {
   RegisterEpilogue r;
-  r.alpha = e.alpha, r.beta = e.beta, r.slope = e.slope, r.act = int(e.act), r.bias_mode = int(e.bias_mode);
+  r.alpha = e.alpha, r.slope = e.slope, r.act = int(e.act), r.bias_mode = int(e.bias_mode);
   r.bias = e.bias_mode != OG_BIAS_NONE ? static_cast<const float*>(e.bias) + (long long)batch * e.bias_bs : nullptr;
-  r.c = e.has_c ? static_cast<const uint16_t*>(e.c.ptr) + (long long)batch * e.c.bs : nullptr;
-  r.c_sr = e.c.sr;
-  r.c_bf16 = e.c.dtype == OG_DTYPE_BF16;
   r.m = m, r.n = n;
   return r;
-}
-
-// Prefetch into L2 of the C elements of one consumer's ROWS x COLS block (rows row0.., columns
-// col0.. of a C with unit column stride), issued as its mainloop starts, so that the epilogue's
-// C loads find them in L2 (~2-3x less latency than device memory).
-template <int ROWS, int COLS>
-__device__ __forceinline__ void prefetch_c_block(const cuda::EpilogueArgs& e, int batch, int m, int n, int row0, int col0,
-                                                 int thread) {
-  if (!e.has_c || e.c.sc != 1) return;
-  constexpr int kLines = COLS * 2 / 128 > 0 ? COLS * 2 / 128 : 1;  // 128-byte lines per row (16-bit C)
-  const char* base = static_cast<const char*>(e.c.ptr) + ((long long)batch * e.c.bs) * 2;
-#pragma unroll
-  for (int i = thread; i < ROWS * kLines; i += 128) {
-    const int gm = row0 + i / kLines, gn = col0 + (i % kLines) * 64;
-    if (gm < m && gn < n) asm volatile("prefetch.global.L2 [%0];" ::"l"(base + ((long long)gm * e.c.sr + gn) * 2));
-  }
 }
 
 // Two outputs rounded to 16 bits by the hardware conversion (epilogue.h's rounding), packed.
@@ -315,17 +262,13 @@ __device__ __forceinline__ void pack_chunk(const float (&acc)[WG_M][BLOCK_N / 2]
     const int warp = thread / 32, lane = thread % 32;
     const int gm0 = row0 + 64 * (index / (BLOCK_N / COLS)) + 16 * warp + lane / 4;
     const int gn0 = col0 + COLS * (index % (BLOCK_N / COLS)) + 2 * (lane % 4);
-    // C's two rows of this thread (0, 8), or null (no C, or a row beyond M).
-    const uint16_t* c_rows[2] = {re.c && gm0 < re.m ? re.c + gm0 * re.c_sr : nullptr,
-                                 re.c && gm0 + 8 < re.m ? re.c + (gm0 + 8) * re.c_sr : nullptr};
     with_exp_form(re, [&](auto exp_form) {
       constexpr bool kExp = decltype(exp_form)::value;
 #pragma unroll
       for (int q = 0; q < COLS / 4; ++q) {  // accumulators 2q, 2q + 1: one row, adjacent columns
         const int gm = gm0 + 8 * (q % 2), gn = gn0 + 8 * (q / 2);
-        const uint32_t cw = c_rows[q % 2] ? re.c_pair(c_rows[q % 2], gn) : 0u;
-        regs[q] = pack_pair<BF16>(re.template finish<kExp, true>(from[2 * q], re.bias_at(gm, gn), re.c_value(cw & 0xffffu)),
-                                  re.template finish<kExp, true>(from[2 * q + 1], re.bias_at(gm, gn + 1), re.c_value(cw >> 16)));
+        regs[q] = pack_pair<BF16>(re.template apply<kExp>(from[2 * q], gm, gn),
+                                  re.template apply<kExp>(from[2 * q + 1], gm, gn + 1));
       }
     });
   }
@@ -467,8 +410,7 @@ struct DeferredTile {
     tma_store_chunk(map_d, buffer, col0 + 64 * (i % (BLOCK_N / 64)), row0 + 64 * (i / (BLOCK_N / 64)), batch);
   }
 
-  // FUSED: the kernel has the register epilogue (kernel_key.hpp); else `re` must be plain.
-  template <bool BF16, bool FUSED>
+  template <bool BF16>
   __device__ __forceinline__ void hold(const float (&acc)[WG_M][BLOCK_N / 2], const RegisterEpilogue& re,
                                        const CUtensorMap* map_d, int row0_, int col0_, int batch_, uint32_t chunks,
                                        int consumer, int thread) {
@@ -477,12 +419,12 @@ struct DeferredTile {
 #pragma unroll
     for (int i = 0; i < kStaged; ++i) {
       uint32_t regs[16];
-      pack_chunk<BF16, 64, WG_M, BLOCK_N, FUSED>(acc, i, re, row0_, col0_, thread, regs);
+      pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, re, row0_, col0_, thread, regs);
       stage_packed_chunk<false, 64>(regs, chunks + i * kChunkBytes, thread);
     }
 #pragma unroll
     for (int i = kStaged; i < kChunks; ++i)
-      pack_chunk<BF16, 64, WG_M, BLOCK_N, FUSED>(acc, i, re, row0_, col0_, thread, held[i - kStaged]);
+      pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, re, row0_, col0_, thread, held[i - kStaged]);
     fence_proxy_async_shared();
     consumer_barrier(consumer);
     row0 = row0_, col0 = col0_, batch = batch_;
@@ -520,17 +462,13 @@ struct NoDeferredTile {
   __device__ __forceinline__ bool pending() const { return false; }
 };
 
-// 16-bit outputs whose epilogue fits RegisterEpilogue to a D whose rows (or columns) are
-// 16-byte vectors: the packed ways out.
+// 16-bit outputs whose epilogue fits RegisterEpilogue (no C) to a D whose rows (or,
+// d_vector_cols, columns) are vector-aligned: the packed ways out.
 __device__ __forceinline__ bool packed_16_bit_out(const cuda::EpilogueArgs& e) {
   return e.d.dtype != OG_DTYPE_F32 && register_epilogue_fits(e);
 }
-__device__ __forceinline__ bool packed_rows_out(const cuda::EpilogueArgs& e) { return packed_16_bit_out(e) && d_rows_packable(e); }
-__device__ __forceinline__ bool packed_cols_out(const cuda::EpilogueArgs& e) { return packed_16_bit_out(e) && d_cols_packable(e); }
-// alpha * AB alone: what kernels without the register epilogue finish on the packed ways.
-__device__ __forceinline__ bool plain_epilogue(const cuda::EpilogueArgs& e) {
-  return e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE && !e.has_c;
-}
+__device__ __forceinline__ bool packed_rows_out(const cuda::EpilogueArgs& e) { return packed_16_bit_out(e) && e.d_vector_rows; }
+__device__ __forceinline__ bool packed_cols_out(const cuda::EpilogueArgs& e) { return packed_16_bit_out(e) && e.d_vector_cols; }
 __device__ __forceinline__ uint16_t* d_batch_base(const cuda::EpilogueArgs& e, int batch) {
   return static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
 }
@@ -603,7 +541,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], cons
                                            int n, int row0, int col0, uint32_t chunks, int consumer, int thread,
                                            unsigned& sequence, const CUtensorMap* f32_map = nullptr) {
   const int warp = thread / 32, lane = thread % 32;
-  const bool packable = REGISTER_EPILOGUE || plain_epilogue(e);
+  const bool packable = REGISTER_EPILOGUE || (e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE);
   if constexpr (BLOCK_N % 32 == 0 && REGISTER_EPILOGUE) {
     if (f32_map) {
       store_tile_f32_tma<WG_M, BLOCK_N>(acc, register_epilogue(e, batch, m, n), f32_map, batch, row0, col0, chunks, consumer,
