@@ -84,12 +84,7 @@ inline void run_case(Context& ctx, const Case& c) {
   g.d = D.host_view();
   g.batch_count = c.batch;
   g.config = c.config;
-  g.epilogue.alpha = c.epi.alpha;
-  g.epilogue.beta = c.epi.beta;
-  g.epilogue.activation = c.epi.act;
-  g.epilogue.leaky_slope = c.epi.slope;
-  g.epilogue.bias_mode = c.epi.bias_mode;
-  g.epilogue.bias = Memory::host(bias.data());
+  set_epilogue(g, c.epi, Memory::host(bias.data()));
   Status s = ctx.run_host(g);
   if (!c.must_refuse.empty()) {
     CHECK(s.code == StatusCode::unsupported);

@@ -197,12 +197,7 @@ inline void run_block_case(Context& ctx, const BlockCase& c) {
   g.d = D.host_view();
   g.batch_count = c.batch;
   g.config = c.config;
-  g.epilogue.alpha = c.epi.alpha;
-  g.epilogue.beta = c.epi.beta;
-  g.epilogue.activation = c.epi.act;
-  g.epilogue.leaky_slope = c.epi.slope;
-  g.epilogue.bias_mode = c.epi.bias_mode;
-  g.epilogue.bias = Memory::host(bias.data());
+  set_epilogue(g, c.epi, Memory::host(bias.data()));
   s = ctx.run_host(g);
   REQUIRE_MESSAGE(s.ok(), s.message);
   const Reference ref = reference_gemm(A.deq, B.deq, &C, &bias, c.epi, c.batch);

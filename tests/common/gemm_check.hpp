@@ -124,6 +124,17 @@ struct EpilogueSpec {
   BiasMode bias_mode = BiasMode::none;
 };
 
+// g's epilogue as `e` says, the bias vector at `bias` in `bias_dtype` (read where e.bias_mode asks).
+inline void set_epilogue(Gemm& g, const EpilogueSpec& e, Memory bias, Dtype bias_dtype = Dtype::f32) {
+  g.epilogue.alpha = e.alpha;
+  g.epilogue.beta = e.beta;
+  g.epilogue.activation = e.act;
+  g.epilogue.leaky_slope = e.slope;
+  g.epilogue.bias_mode = e.bias_mode;
+  g.epilogue.bias_dtype = bias_dtype;
+  g.epilogue.bias = bias;
+}
+
 // Activation `a` in float64 (omnigemm/epilogue.h's formulas).
 inline double activate_ref(Activation a, double x, double slope) { return og_activate(int(a), x, slope); }
 

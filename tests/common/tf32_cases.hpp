@@ -124,12 +124,7 @@ inline void run_tf32_case(Context& ctx, const Tf32Case& c) {
   g.batch_count = c.batch;
   g.config = c.config;
   g.compute_mode = ComputeMode::tf32;
-  g.epilogue.alpha = c.epi.alpha;
-  g.epilogue.beta = c.epi.beta;
-  g.epilogue.activation = c.epi.act;
-  g.epilogue.leaky_slope = c.epi.slope;
-  g.epilogue.bias_mode = c.epi.bias_mode;
-  g.epilogue.bias = Memory::host(bias.data());
+  set_epilogue(g, c.epi, Memory::host(bias.data()));
   if (!c.expect_family.empty()) {
     auto e = explain_on_device(ctx, g);
     REQUIRE_MESSAGE(e.ok(), e.status().message);

@@ -85,13 +85,7 @@ void run_case(Context& ctx, const Case& c) {
   g.c = c.in_place ? D.host_view() : C.host_view();
   g.d = D.host_view();
   g.batch_count = c.batch;
-  g.epilogue.alpha = c.epi.alpha;
-  g.epilogue.beta = c.epi.beta;
-  g.epilogue.activation = c.epi.act;
-  g.epilogue.leaky_slope = c.epi.slope;
-  g.epilogue.bias_mode = c.epi.bias_mode;
-  g.epilogue.bias_dtype = c.bias;
-  g.epilogue.bias = Memory::host(bias_bytes.data());
+  set_epilogue(g, c.epi, Memory::host(bias_bytes.data()), c.bias);
   g.config = c.config;
   Status s = c.via_gemm_host ? ctx.run_host(g) : ctx.run(g);  // host pointers go straight to the CPU backend
   REQUIRE_MESSAGE(s.ok(), s.message);
@@ -439,12 +433,7 @@ TEST_CASE("cpu: two threads calling one context concurrently") {
       g.c = C.host_view();
       g.d = D.host_view();
       g.batch_count = c.batch;
-      g.epilogue.alpha = c.epi.alpha;
-      g.epilogue.beta = c.epi.beta;
-      g.epilogue.activation = c.epi.act;
-      g.epilogue.leaky_slope = c.epi.slope;
-      g.epilogue.bias_mode = c.epi.bias_mode;
-      g.epilogue.bias = Memory::host(bias.data());
+      set_epilogue(g, c.epi, Memory::host(bias.data()));
       // The shared rng() is not thread-safe: each thread draws from its own generator,
       // seeded from the (printed) test seed.
       std::mt19937_64 local(uint64_t(w) * 7919 + uint64_t(c.m * 131 + c.n) + test_seed());

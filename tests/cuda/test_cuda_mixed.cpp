@@ -90,12 +90,7 @@ void run_mixed(Context& ctx, const MixedCase& c) {
   g.d = D.view(dd.memory());
   g.batch_count = c.batch;
   g.config = c.config;
-  g.epilogue.alpha = c.e.alpha;
-  g.epilogue.beta = c.e.beta;
-  g.epilogue.activation = c.e.act;
-  g.epilogue.leaky_slope = c.e.slope;
-  g.epilogue.bias_mode = c.e.bias_mode;
-  g.epilogue.bias = dbias.memory();
+  set_epilogue(g, c.e, dbias.memory());
   auto ex = ctx.explain(g);
   REQUIRE_MESSAGE(ex.ok(), ex.status().message);
   if (c.expect_family) {

@@ -69,13 +69,7 @@ inline double check_case(const HipCase& c, const std::function<Status(const Gemm
   g.d = D.host_view();
   g.batch_count = c.batch;
   g.config = c.config;
-  g.epilogue.alpha = c.epi.alpha;
-  g.epilogue.beta = c.epi.beta;
-  g.epilogue.activation = c.epi.act;
-  g.epilogue.leaky_slope = c.epi.slope;
-  g.epilogue.bias_mode = c.epi.bias_mode;
-  g.epilogue.bias_dtype = c.bias_dtype;
-  g.epilogue.bias = Memory::host(bias_bytes.data());
+  set_epilogue(g, c.epi, Memory::host(bias_bytes.data()), c.bias_dtype);
   const Status s = run(g);
   REQUIRE_MESSAGE(s.ok(), s.message);
   const ErrorReport r = compare(D, reference_gemm(A, B, &C, &bias, c.epi, c.batch), &before);

@@ -64,12 +64,7 @@ Gemm gemm_of(const HostMatrix& A, const HostMatrix& B, const HostMatrix& C, Host
   g.b = B.host_view();
   g.c = C.host_view();
   g.d = D.host_view();
-  g.epilogue.alpha = e.alpha;
-  g.epilogue.beta = e.beta;
-  g.epilogue.activation = e.act;
-  g.epilogue.leaky_slope = e.slope;
-  g.epilogue.bias_mode = e.bias_mode;
-  g.epilogue.bias = Memory::host(bias.data());
+  set_epilogue(g, e, Memory::host(bias.data()));
   return g;
 }
 
