@@ -112,6 +112,27 @@ __device__ __forceinline__ bool epilogue_plain(const EpilogueArgs& e) {
   return !e.has_c && e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE;
 }
 
+// The epilogue of `count` (1..4) outputs from (gm, gn) on, consecutive along D's row (ALONG_ROW)
+// or column, in place: alpha alone where plain, else per element (C read only where WITH_C: the
+// quad's callers have none, and the load's code would cost their kernels registers).
+template <bool ALONG_ROW, bool WITH_C>
+__device__ __forceinline__ void epilogue_values(const EpilogueArgs& e, long long batch, int gm, int gn, int count, float (&v)[4]) {
+  if (epilogue_plain(e)) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) v[q] *= e.alpha;
+    return;
+  }
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const int r = ALONG_ROW ? gm : gm + q, c = ALONG_ROW ? gn + q : gn;
+    if (q >= count) continue;
+    if constexpr (WITH_C) v[q] = epilogue_value(e, batch, r, c, v[q]);
+    else
+      v[q] = og_epilogue_apply(e.alpha, v[q], false, 0.0f, 0.0f, e.bias_mode != OG_BIAS_NONE, bias_value(e, batch, r, c),
+                               int(e.act), e.slope);
+  }
+}
+
 // `count` (1..4) outputs from (gm, gn) on, consecutive along D's row (ALONG_ROW) or column, all
 // in range, at any strides and alignment: the epilogue per element (alpha alone where plain),
 // the address once per run, and for 16-bit outputs with a unit stride along the run, paired
@@ -120,14 +141,7 @@ __device__ __forceinline__ bool epilogue_plain(const EpilogueArgs& e) {
 template <bool ALONG_ROW>
 __device__ __forceinline__ void epilogue_store_run(const EpilogueArgs& e, long long batch, int gm, int gn, int count, float4 acc) {
   float v[4] = {acc.x, acc.y, acc.z, acc.w};
-  if (epilogue_plain(e)) {
-#pragma unroll
-    for (int q = 0; q < 4; ++q) v[q] *= e.alpha;
-  } else {
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-      if (q < count) v[q] = epilogue_value(e, batch, ALONG_ROW ? gm : gm + q, ALONG_ROW ? gn + q : gn, v[q]);
-  }
+  epilogue_values<ALONG_ROW, true>(e, batch, gm, gn, count, v);
   const long long step = ALONG_ROW ? e.d.sc : e.d.sr;
   const long long i0 = batch * e.d.bs + (long long)gm * e.d.sr + (long long)gn * e.d.sc;
   if (e.d.dtype == OG_DTYPE_F32) {
@@ -167,17 +181,7 @@ __device__ __forceinline__ void epilogue_store_run(const EpilogueArgs& e, long l
 // d_vector_rows holds and gn % 4 == 0: alpha, bias and activation, then one 8- or 16-byte store.
 __device__ __forceinline__ void epilogue_store_quad(const EpilogueArgs& e, long long batch, int gm, int gn, float4 acc) {
   float v[4] = {acc.x, acc.y, acc.z, acc.w};
-  if (epilogue_plain(e)) {
-#pragma unroll
-    for (int q = 0; q < 4; ++q) v[q] *= e.alpha;
-  } else {
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const float x = og_epilogue_sum(e.alpha, v[q], false, 0.0f, 0.0f, e.bias_mode != OG_BIAS_NONE,
-                                      bias_value(e, batch, gm, gn + q));
-      v[q] = e.act == OG_ACT_NONE ? x : og_activate(int(e.act), x, e.slope);
-    }
-  }
+  epilogue_values<true, false>(e, batch, gm, gn, 4, v);
   const long long i = batch * e.d.bs + gm * e.d.sr + gn;
   if (e.d.dtype == OG_DTYPE_F32) {
     *reinterpret_cast<float4*>(static_cast<float*>(const_cast<void*>(e.d.ptr)) + i) = make_float4(v[0], v[1], v[2], v[3]);

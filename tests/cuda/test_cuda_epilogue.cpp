@@ -1,5 +1,5 @@
-// The Hopper kernel's packed ways out with fused epilogues: an f32 bias (per N or per M) and
-// every activation are finished in registers (tile_epilogue.cuh RegisterEpilogue), on the
+// The Hopper kernel's packed ways out with fused epilogues: a 16-bit C, an f32 bias (per N or
+// per M) and every activation are finished in registers (tile_epilogue.cuh RegisterEpilogue), on the
 // deferred TMA-store way (cooperative tiles, N a multiple of 8), the direct packed way (other N,
 // 256x128, ping-pong) and the transposed one (swap: D^T); f32 D through TMA-stored chunks.
 // Multi-tile problems, aligned D, every element checked against float64.
@@ -10,12 +10,13 @@
 using namespace omnigemm;
 using namespace omnigemm::test;
 
-TEST_CASE("cuda epilogue: bias and every activation fused on the Hopper kernel's packed, deferred and f32 TMA ways") {
+TEST_CASE("cuda epilogue: C, bias and every activation fused on the Hopper kernel's packed, deferred and f32 TMA ways") {
   auto ctx = sm90_context("fused packed epilogue");
   if (!ctx) return;
   const char* configs[] = {"sm90_wgmma:128x256x64-g16-s4-w12-coop", "sm90_wgmma:256x128x64-g8-s4-w12-coop",
                            "sm90_wgmma:128x128x64-g8-s6-w12-pingpong", "sm90_wgmma:64x128x64-g8-s8-w12-swap",
-                           "sm90_wgmma:128x256x128-g8-s4-w12-coop"};
+                           "sm90_wgmma:128x256x128-g8-s4-w12-coop", "sm90_wgmma:128x192x64-g8-s4-w12-coop",
+                           "sm90_wgmma:128x256x64-g8-s4-w12-mcast"};
   int ran = 0;
   for (const char* config : configs) {
     const bool fp8 = std::string(config).find("128x256x128") != std::string::npos;  // BLOCK_K 128: fp8 rows
@@ -38,6 +39,28 @@ TEST_CASE("cuda epilogue: bias and every activation fused on the Hopper kernel's
       run_case(*ctx, c);
       ++ran;
     }
+    // C (beta) of D's dtype: read in registers on the packed, deferred and f32 TMA ways of the
+    // kernels with the register epilogue (f32: up to 192 columns per consumer), through the
+    // general epilogue elsewhere (ping-pong, 256x128, multicast, swap: C^T has no unit column
+    // stride there, and odd N: C's pairs); with and without bias and activation, N a multiple of
+    // 8 (deferred), of 4 (direct) and odd; i = 4: f32 D and C.
+    for (int i = 0; i < 5; ++i) {
+      Case c{i == 3 ? 301 : 640 + 5 * i, i == 0 || i == 4 ? 1032 : i == 1 ? 1036 : 1035, i % 2 ? 264 : 200, 1 + i % 2};
+      c.config = config;
+      c.tma_aligned = c.d_aligned = true;
+      c.a = c.b = fp8 ? Dtype::fp8_e4m3 : (i == 2 ? Dtype::bf16 : Dtype::f16);
+      c.tb = fp8 || i % 2;
+      c.d = i == 4 ? Dtype::f32 : i % 2 ? Dtype::bf16 : Dtype::f16;
+      c.epi.alpha = 0.75f;
+      c.epi.beta = i == 1 ? -1.5f : 0.5f;
+      const Activation acts[] = {Activation::none, Activation::gelu_tanh, Activation::relu, Activation::silu,
+                                 Activation::leaky_relu};
+      c.epi.act = acts[i];
+      c.epi.bias_mode = i == 0 ? BiasMode::none : i == 2 ? BiasMode::per_m : BiasMode::per_n;
+      CAPTURE(i);
+      run_case(*ctx, c);
+      ++ran;
+    }
   }
-  CHECK(ran == 40);
+  CHECK(ran == 91);
 }

@@ -10,6 +10,7 @@
 
 #include "dispatch.hpp"
 #include "families.hpp"
+#include "sm90/kernel_key.hpp"
 #include "tuner.hpp"
 
 using namespace omnigemm::detail;
@@ -150,6 +151,47 @@ TEST_CASE("cuda model: the benchmark's shapes get the configs that measured best
     CAPTURE(r.n);
     CAPTURE(r.k);
     CHECK(choice(be, p) == r.expected);
+  }
+}
+
+// Kernels without the register epilogue (kernel_key.hpp: ping-pong, clusters, two 64-row blocks,
+// 96-column consumers) finish fused epilogues through shared memory: the model adds that to their
+// predicted time, while the squares' choices (128x256, which has it) stay those of the plain GEMM.
+TEST_CASE("cuda model: fused epilogues are priced on Hopper kernels that cannot finish them in registers") {
+  ModelledH100 be;
+  auto in_registers = [](const Config& c) {
+    sm90::Form form = sm90::Form::coop;
+    REQUIRE(sm90::parse_form(c.form.text, form));
+    return sm90::kernel_key(c.block_m, c.block_n, c.split_k, form).register_epilogue();
+  };
+  for (int64_t size : {2048, 3072, 4096, 8192}) {
+    const Problem p = problem(size, size, size, OG_DTYPE_F16, OG_DTYPE_F16);
+    const std::string plain = choice(be, p);
+    CAPTURE(size);
+    CAPTURE(plain);
+    for (int variant = 0; variant < 3; ++variant) {
+      Problem f = p;
+      if (variant == 0) f.activation = OG_ACT_GELU_TANH;
+      if (variant == 1) f.bias_mode = OG_BIAS_PER_N;
+      if (variant == 2) f.c = f.d, f.beta = 0.5f;
+      CAPTURE(variant);
+      const auto plain_ranked = rank_candidates(be, p), fused_ranked = rank_candidates(be, f);
+      int priced = 0;
+      for (const Candidate& fc : fused_ranked) {
+        if (fc.config.family != "sm90_wgmma") continue;
+        for (const Candidate& pc : plain_ranked)
+          if (pc.config == fc.config) {
+            CAPTURE(fc.config.to_string());
+            if (in_registers(fc.config)) CHECK(fc.cost.extra_ms == doctest::Approx(pc.cost.extra_ms));
+            else {
+              CHECK(fc.cost.extra_ms > pc.cost.extra_ms);
+              ++priced;
+            }
+          }
+      }
+      CHECK(priced > 0);
+      if (size != 3072) CHECK(choice(be, f) == plain);  // 128x256: in registers already
+    }
   }
 }
 

@@ -229,6 +229,14 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   if (p.a.dtype == OG_DTYPE_F32 && lim.peak_tflops_f32 > 0 && lim.peak_tflops_16bit > 0)
     h.efficiency = 0.75 * 0.5 * lim.peak_tflops_16bit / lim.peak_tflops_f32;
   const bool swap = c.form == "swap";
+  // A fused epilogue (activation, bias or C) on a kernel without the register epilogue
+  // (kernel_key.hpp) leaves through shared memory and the general per-element code, chunk by
+  // chunk, while the tensor cores wait: priced as moving D twice more through device memory.
+  Form form = Form::coop;
+  const bool fused = p.activation != OG_ACT_NONE || p.bias_mode != OG_BIAS_NONE || p.c.present;
+  if (fused && sm90::parse_form(c.form.text, form) &&
+      !sm90::kernel_key(c.block_m, c.block_n, c.split_k, form).register_epilogue(p.c.present && p.d.dtype == OG_DTYPE_F32))
+    h.extra_bytes += 2.0 * double(p.m) * double(p.n) * double(p.batch) * double(dtype_bytes(p.d.dtype));
   // Narrow tiles (16 or 32 columns of the kernel's problem, the swap form's 16x128 and 32x128)
   // exist for skinny problems: where one does not span the skinny dimension it loads the other
   // operand (the weights) once per tile row.
@@ -285,17 +293,17 @@ bool Sm90WgmmaFamily::encode_operand(CUtensorMap& map, const Operand& o, int eb,
 
 // D for the deferred epilogue's TMA stores: a 16-bit row-major D with 16-byte aligned base, rows
 // and batches whose epilogue fits in registers (tile_epilogue.cuh: alpha, an f32 bias, any
-// activation; no C), in boxes of 64 x 64 with the staging chunks' 128-byte swizzle. TMA drops the rows
+// activation, a 16-bit C), in boxes of 64 x 64 with the staging chunks' 128-byte swizzle. TMA drops the rows
 // of edge boxes beyond D but columns only in whole 16-byte units, so N must be a multiple of 8.
 // An f32 D of the same kind (N a multiple of 4) gets boxes of 32 x 64 (128-byte rows) for the f32
 // chunks' TMA stores. False where D is anything else.
 bool Sm90WgmmaFamily::encode_output(CUtensorMap& map, const Problem& p, const cuda::EpilogueArgs& e) const {
   if (e.d.dtype == OG_DTYPE_F32) {
-    if (!e.d_vector_rows || !sm90::register_epilogue_fits(e) || p.d.stride_row <= 0 || p.n % 4 != 0) return false;
+    if (!sm90::d_rows_packable(e) || !sm90::register_epilogue_fits(e, p.n) || p.d.stride_row <= 0 || p.n % 4 != 0) return false;
     return encode_3d(dev_, maps_, map, p.d, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.n, p.m, p.d.stride_row, p.batch, 32, 64,
                      CU_TENSOR_MAP_L2_PROMOTION_NONE) == CUDA_SUCCESS;
   }
-  if (!(e.d.dtype == OG_DTYPE_F16 || e.d.dtype == OG_DTYPE_BF16) || !e.d_vector_rows || !sm90::register_epilogue_fits(e) ||
+  if (!(e.d.dtype == OG_DTYPE_F16 || e.d.dtype == OG_DTYPE_BF16) || !sm90::d_rows_packable(e) || !sm90::register_epilogue_fits(e, p.n) ||
       p.d.stride_row <= 0 || p.n % 8 != 0)
     return false;
   return encode_3d(dev_, maps_, map, p.d, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, p.n, p.m, p.d.stride_row, p.batch, 64, 64,

@@ -10,7 +10,7 @@
 //   - epilogue: the accumulators go through a small per-consumer shared-memory chunk to
 //     coalesced stores with the shared fused epilogue, while the producer already fills the
 //     ring with the next tile's operands; cooperative tiles' 16-bit outputs whose epilogue fits
-//     in registers (alpha, an f32 bias, any activation; no C) are held (staged, and in
+//     in registers (alpha, a 16-bit C, an f32 bias, any activation) are held (staged, and in
 //     registers) and leave by TMA stores during the next tile's first K-tiles (the deferred
 //     epilogue).
 // Shared-memory tiles use the 128-byte swizzle: every tile row is 128 bytes, so BLOCK_K is 64
@@ -508,16 +508,13 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     // 64-row blocks per consumer): holding raised their spills from 4 / 8 to 12 / 28 bytes.
     // Split-K pairs receive partials in the staging chunks, where a deferred tile would wait.
     constexpr bool kDeferrable = !S::PINGPONG && !S::SPLIT_PAIRS && S::WG_M == 1 && S::CONSUMER_N % 64 == 0;
-    // Bias and activations in registers on the packed ways, and f32 D by TMA stores
-    // (store_tile_f32_tma, where the host encoded its map), for one 64-row block of 64, 128 or
-    // 256 columns per consumer of cooperative tiles (store_tile's REGISTER_EPILOGUE): with two
-    // blocks, ping-pong or 192 columns ptxas spilled 8-60 bytes (192: 4 stored, 20 loaded) where
-    // the plain kernels spill at most 4 / 12; not for split-K pairs, whose partials arrive in the
-    // staging chunks.
-    constexpr bool kRegisterEpilogue = !S::PINGPONG && !S::SPLIT_PAIRS && S::WG_M == 1 &&
-                                       (S::CONSUMER_N == 64 || S::CONSUMER_N == 128 || S::CONSUMER_N == 256);
-    const CUtensorMap* f32_map =
-        kRegisterEpilogue && S::CONSUMER_N % 32 == 0 && p.defer_epilogue && p.ep.d.dtype == OG_DTYPE_F32 ? &map_d : nullptr;
+    // C, bias and activations in registers on the packed ways, and f32 D by TMA stores
+    // (store_tile_f32_tma, where the host encoded its map): kernel_key.hpp says for which kernels.
+    constexpr bool kRegisterEpilogue = register_epilogue_kernel(S::PINGPONG, S::kClusterSize, S::WG_M, S::CONSUMER_N);
+    const CUtensorMap* f32_map = kRegisterEpilogue && S::CONSUMER_N % 32 == 0 && p.defer_epilogue && p.ep.d.dtype == OG_DTYPE_F32 &&
+                                         (register_f32_c_kernel(S::CONSUMER_N) || !p.ep.has_c)
+                                     ? &map_d
+                                     : nullptr;
     auto consume = [&](auto defer_tag) {
       constexpr bool kDefer = kDeferrable && decltype(defer_tag)::value;
       // The producer fills the ring with every work item's K-tiles in order: (stage, phase) is
@@ -552,6 +549,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 #pragma unroll
           for (int i = 0; i < S::CONSUMER_N / 2; ++i) acc[r][i] = 0.0f;
 
+        if (kRegisterEpilogue && p.ep.has_c)  // this consumer's block of C into L2 while the mainloop runs
+          prefetch_c_block<64 * S::WG_M, S::CONSUMER_N>(
+              p.ep, item.batch, p.m, p.n, item.pid_m * S::BLOCK_M + (S::PINGPONG || S::SPLIT_N ? 0 : consumer * S::WG_M) * 64,
+              item.pid_n * S::BLOCK_N + (S::SPLIT_N ? consumer * S::CONSUMER_N : 0), t);
         int previous = -1;
         for (int kt = 0; kt < item_k_tiles; ++kt) {
           mbar_wait(&full[stage], phase);
@@ -611,9 +612,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         if constexpr (kDefer) {
           const RegisterEpilogue re = register_epilogue(p.ep, item.batch, p.m, p.n);
           if (p.ep.d.dtype == OG_DTYPE_BF16)
-            deferred.template hold<true>(acc, re, &map_d, row0, n0, item.batch, chunks, consumer, t);
+            deferred.template hold<true, kRegisterEpilogue>(acc, re, &map_d, row0, n0, item.batch, chunks, consumer, t);
           else
-            deferred.template hold<false>(acc, re, &map_d, row0, n0, item.batch, chunks, consumer, t);
+            deferred.template hold<false, kRegisterEpilogue>(acc, re, &map_d, row0, n0, item.batch, chunks, consumer, t);
           continue;
         }
         store_tile<S::WG_M, S::CONSUMER_N, kRegisterEpilogue>(acc, p.ep, item.batch, p.m, p.n, row0, n0, chunks, consumer, t,
@@ -624,7 +625,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       if constexpr (kDefer) deferred.drain(t);
       if (f32_map && t == 0) tma_store_wait_read<0>();  // the shared memory outlives the f32 stores' reads
     };
-    if (kDeferrable && p.defer_epilogue && packed_rows_out(p.ep)) consume(std::true_type{});
+    // Kernels without the register epilogue defer the plain GEMM's outputs only (their hold
+    // compiles no fused loops).
+    if (kDeferrable && p.defer_epilogue && packed_rows_out(p.ep, p.n) && (kRegisterEpilogue || plain_epilogue(p.ep)))
+      consume(std::true_type{});
     else consume(std::false_type{});
   }
   // No program may leave while its peer can still multicast or store into it or arrive on its

@@ -29,10 +29,34 @@ struct Launch {
   cudaStream_t stream;
 };
 
-// Whether e's epilogue fits the packed ways' RegisterEpilogue (tile_epilogue.cuh): no C, an f32
-// bias or none, any activation.
-__host__ __device__ inline bool register_epilogue_fits(const cuda::EpilogueArgs& e) {
-  return !e.has_c && (e.bias_mode == OG_BIAS_NONE || e.bias_dtype == OG_DTYPE_F32);
+// Whether e's epilogue fits the packed ways' RegisterEpilogue (tile_epilogue.cuh) for a problem
+// of n columns (in the kernel's orientation): an f32 bias or none, any activation, and C only of
+// D's own type (f16, bf16 or f32), read two elements per load: unit column stride, N and the row
+// and batch strides even, a base aligned to two elements.
+__host__ __device__ inline bool register_epilogue_fits(const cuda::EpilogueArgs& e, int n) {
+  const int size = e.d.dtype == OG_DTYPE_F32 ? 4 : 2;
+  const bool c_fits = !e.has_c || ((e.d.dtype == OG_DTYPE_F16 || e.d.dtype == OG_DTYPE_BF16 || e.d.dtype == OG_DTYPE_F32) &&
+                                   e.c.dtype == e.d.dtype && e.c.sc == 1 && n % 2 == 0 && e.c.sr % 2 == 0 &&
+                                   e.c.bs % 2 == 0 && reinterpret_cast<unsigned long long>(e.c.ptr) % (2 * size) == 0);
+  return c_fits && (e.bias_mode == OG_BIAS_NONE || e.bias_dtype == OG_DTYPE_F32);
+}
+
+// A 16-bit or f32 D whose rows (COLS: columns) are 16-byte vectors: unit stride along them,
+// 16-byte aligned base, other stride and batch stride. e.d_vector_rows / cols say the same for a
+// D without C; this also holds with C, which the packed and f32 TMA ways read element pairs of.
+template <bool COLS>
+__host__ __device__ inline bool d_16_byte_lines(const cuda::EpilogueArgs& e) {
+  const long long unit = COLS ? e.d.sr : e.d.sc, other = COLS ? e.d.sc : e.d.sr;
+  if (e.d.dtype != OG_DTYPE_F16 && e.d.dtype != OG_DTYPE_BF16 && e.d.dtype != OG_DTYPE_F32) return false;
+  const int size = e.d.dtype == OG_DTYPE_F32 ? 4 : 2;
+  return unit == 1 && reinterpret_cast<unsigned long long>(e.d.ptr) % 16 == 0 && other * size % 16 == 0 &&
+         e.d.bs * size % 16 == 0;
+}
+__host__ __device__ inline bool d_rows_packable(const cuda::EpilogueArgs& e) {
+  return e.d_vector_rows || (e.has_c && d_16_byte_lines<false>(e));
+}
+__host__ __device__ inline bool d_cols_packable(const cuda::EpilogueArgs& e) {
+  return e.d_vector_cols || (e.has_c && d_16_byte_lines<true>(e));
 }
 
 // Every launcher returns cudaErrorInvalidValue for a key/layout no table row instantiates.

@@ -4,20 +4,22 @@
 // wgmma's register layout and the row-wise reads are free of bank conflicts; each consumer
 // alternates between two chunks, so one named barrier per chunk suffices. Four ways out,
 // chosen once per launch (uniform branches):
-//   - packed: f16/bf16 D with vector-aligned rows and no C, whose epilogue fits in registers
-//     (RegisterEpilogue: alpha, an f32 bias, any activation; kernels with two 64-row blocks or
-//     192 columns per consumer and ping-pong tiles: the plain alpha * AB only): the epilogue
-//     and the rounding happen in registers, stmatrix writes a chunk of 64 x 64 finished
-//     outputs, and each thread stores 16 bytes at a time;
+//   - packed: f16/bf16 D with vector-aligned rows whose epilogue fits in registers
+//     (RegisterEpilogue: alpha, C of D's type, an f32 bias, any activation; kernels without the
+//     register epilogue, kernel_key.hpp: the plain alpha * AB only): the epilogue and the
+//     rounding happen in registers, stmatrix writes a chunk of 64 x 64 finished outputs, and
+//     each thread stores 16 bytes at a time;
 //   - packed columns: the same for a column-major D (the swapped kernels write D^T, the
 //     caller's row-major D, this way): stmatrix.trans, then 16-byte stores down D's columns;
 //   - vector: D with vector-aligned rows and no C otherwise (a 16-bit bias; f32 D without a
 //     TMA map): a chunk holds 64 x 32 (or 16) f32 and each thread finishes four outputs at a
 //     time (alpha, bias, activation) into one 8- or 16-byte store;
-//   - f32 by TMA: f32 D with vector-aligned rows and a register epilogue, where the launch
-//     has D's map: 64 x 32 chunks finished in registers, staged, stored by the TMA;
-//   - generic (C present, strided or unaligned D): 64 x 32 f32 per chunk through the fully
-//     general per-element epilogue, in a function of its own (one copy per translation unit).
+//   - f32 by TMA: f32 D with vector-aligned rows and a register epilogue (an f32 C only on
+//     consumers of up to 192 columns), where the launch has D's map: 64 x 32 chunks finished in
+//     registers, staged, stored by the TMA;
+//   - generic (C of another type than D's, C where the kernel has no register epilogue, strided
+//     or unaligned D): 64 x 32 f32 per chunk through the fully general per-element epilogue, in
+//     a function of its own (one copy per translation unit).
 // An earlier version sent every chunk through the generic function; at 4096^3 its ~420
 // instructions per warp and chunk kept the consumers out of the mainloop a third of the time.
 #pragma once
@@ -77,35 +79,96 @@ __device__ __forceinline__ float plain_value(float alpha, float acc) {
   return og_epilogue_sum(alpha, acc, false, 0.0f, 0.0f, false, 0.0f);
 }
 
-// The epilogues the packed ways finish in registers, as each accumulator leaves: alpha, an f32
-// bias along N or M and any activation (no C). With neither bias nor activation it is
-// plain_value. Values are omnigemm/epilogue.h's, except that gelu-tanh and silu take their
-// exp forms with the hardware exp2 and a fast division: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u))
-// and x / (1 + exp(-x)), a few f32 ulps from the tanhf / expf forms (two MUFU instructions and
-// a few FMAs, where tanhf alone inlines some 20 with branches into every chunk's code).
-struct RegisterEpilogue {
-  float alpha, slope;
-  int act;            // og_activation
-  int bias_mode;      // OG_BIAS_*
-  const float* bias;  // this batch's bias vector (bias_mode != OG_BIAS_NONE)
-  int m, n;           // the problem's rows and columns (bias reads stay inside)
+__device__ __forceinline__ float tanh_approx(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 
-  __device__ __forceinline__ bool fused() const { return act != OG_ACT_NONE || bias_mode != OG_BIAS_NONE; }
+// A global load where `pred` holds, else `other`: one predicated load, no branch (the fused
+// epilogue's bias and C reads at the tile's edges).
+__device__ __forceinline__ float ld_f32_if(const float* p, bool pred, float other) {
+  float v;
+  asm("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\nmov.b32 %0, %3;\n@p ld.global.f32 %0, [%1];\n}"
+      : "=f"(v)
+      : "l"(p), "r"(int(pred)), "f"(other));
+  return v;
+}
+__device__ __forceinline__ float2 ld_f32x2_if(const float* p, bool pred) {
+  float2 v;
+  asm("{\n.reg .pred p;\nsetp.ne.b32 p, %3, 0;\nmov.b32 %0, 0;\nmov.b32 %1, 0;\n@p ld.global.v2.f32 {%0, %1}, [%2];\n}"
+      : "=f"(v.x), "=f"(v.y)
+      : "l"(p), "r"(int(pred)));
+  return v;
+}
+__device__ __forceinline__ uint32_t ld_u32_if(const void* p, bool pred) {
+  uint32_t v;
+  asm("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\nmov.b32 %0, 0;\n@p ld.global.b32 %0, [%1];\n}"
+      : "=r"(v)
+      : "l"(p), "r"(int(pred)));
+  return v;
+}
+
+// The epilogues the packed ways finish in registers, as each accumulator leaves: alpha, C (beta;
+// D's type), an f32 bias along N or M and any activation. With none of them it is
+// plain_value. Every output runs the same few instructions, without branches: the terms that
+// are absent are -0 (x + -0 = x for every x, -0 included, as og_epilogue_sum's skipped terms),
+// relu and leaky_relu are selects (slope 1 without activation), and the bias and C loads are
+// predicated (off where absent or outside the problem). Values are omnigemm/epilogue.h's (the sum in its order) except for the signs
+// of zeros and for gelu-tanh and silu:
+//   - 16-bit outputs (FAST): 0.5 x (1 + t) with t = tanh.approx(u), u = sqrt(2/pi)(x + 0.044715
+//     x^3) or x / 2 (silu(x) = 0.5 x (1 + tanh(x / 2))): one MUFU instruction per output. The
+//     hardware tanh is within 2^-11 relative of tanh, so the result is within 2^-12 |x| of the
+//     formula's: under half an f16 ulp of |x|, a sixteenth of a bf16 ulp; the tests' f16 bound is
+//     1.5 ulps of the epilogue's magnitude (>= |x|), norm-wise;
+//   - f32 outputs: x / (1 + exp(z)), z = -2u or -x, with the hardware exp2 and a fast division
+//     (two MUFU instructions), a few f32 ulps from the tanhf / expf forms, which inline some 20
+//     instructions with branches into every chunk's code.
+struct RegisterEpilogue {
+  float alpha;
+  float beta;          // -0 without C (fma(-0, 0, x) = x)
+  float slope;         // below zero: slope * x (leaky_relu; 1 without activation) or 0 (relu)
+  bool relu;
+  int act;             // og_activation
+  const float* bias_n; // this batch's bias where it runs along N, else null
+  const float* bias_m; // ... along M
+  const void* c;       // this batch's C (null without; D's type): element (gm, gn) at gm * c_sr +
+  long long c_sr;      // gn; pairs (gm, gn), (gm, gn + 1), gn even, in one aligned load; N even
+  int m, n;            // the problem's rows and columns (bias and C reads stay inside)
+
+  __device__ __forceinline__ bool fused() const { return act != OG_ACT_NONE || bias_n || bias_m || c; }
   __device__ __forceinline__ bool exp_form() const { return act == OG_ACT_GELU_TANH || act == OG_ACT_SILU; }
-  // The finished output (gm, gn) of accumulator `acc`. EXP == exp_form() (with_exp_form picks
-  // it once per chunk): gelu and silu share x / (1 + exp(z)), z = -2u or -x; the others are
-  // selects. Without bias or activation: alpha * acc.
-  template <bool EXP>
-  __device__ __forceinline__ float apply(float acc, int gm, int gn) const {
-    float b = 0.0f;
-    if (bias_mode == OG_BIAS_PER_N) b = gn < n ? bias[gn] : 0.0f;
-    else if (bias_mode == OG_BIAS_PER_M) b = gm < m ? bias[gm] : 0.0f;
-    const float x = og_epilogue_sum(alpha, acc, false, 0.0f, 0.0f, bias_mode != OG_BIAS_NONE, b);
-    if constexpr (EXP) {
+  // The bias term of row gm (per-M bias) and of column gn (per-N bias): -0 where absent.
+  __device__ __forceinline__ float bias_row(int gm) const { return ld_f32_if(bias_m + gm, bias_m && gm < m, -0.0f); }
+  __device__ __forceinline__ float bias_col(int gn) const { return ld_f32_if(bias_n + gn, bias_n && gn < n, -0.0f); }
+  // C's row gm (null without C or beyond M; T: its type) and its elements gn, gn + 1 (gn even;
+  // zeros beyond N): 16-bit pairs in one word, f32 pairs as they are.
+  template <class T>
+  __device__ __forceinline__ const T* c_row(int gm) const {
+    return c && gm < m ? static_cast<const T*>(c) + gm * c_sr : nullptr;
+  }
+  __device__ __forceinline__ uint32_t c_pair(const uint16_t* row, int gn) const { return ld_u32_if(row + gn, row && gn < n); }
+  __device__ __forceinline__ float2 c_pair(const float* row, int gn) const { return ld_f32x2_if(row + gn, row && gn < n); }
+  template <bool BF16>
+  __device__ __forceinline__ float2 c_values(uint32_t w) const {
+    if constexpr (BF16) return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+    else return __half22float2(*reinterpret_cast<const __half2*>(&w));
+  }
+  // The finished output of accumulator `acc` with C element `cv` (0 without C) and bias terms
+  // `b_row`, `b_col`. EXP == exp_form() (with_exp_form picks it once per chunk); FAST: a 16-bit
+  // output.
+  template <bool EXP, bool FAST>
+  __device__ __forceinline__ float finish(float acc, float cv, float b_row, float b_col) const {
+    const float x = (fmaf(beta, cv, alpha * acc) + b_row) + b_col;
+    if constexpr (EXP && FAST) {
+      const float h = 0.5f * x;
+      const float u = act == OG_ACT_GELU_TANH ? 0.7978845608f * (x + 0.044715f * x * x * x) : h;
+      return fmaf(h, tanh_approx(u), h);
+    } else if constexpr (EXP) {
       const float z = act == OG_ACT_GELU_TANH ? -2.0f * (0.7978845608f * (x + 0.044715f * x * x * x)) : -x;
       return __fdividef(x, 1.0f + __expf(z));
     } else {
-      return act == OG_ACT_RELU ? og_relu(x) : act == OG_ACT_LEAKY_RELU ? og_leaky_relu(x, slope) : x;
+      return x > 0.0f ? x : relu ? 0.0f : slope * x;
     }
   }
 };
@@ -120,10 +183,33 @@ __device__ __forceinline__ void with_exp_form(const RegisterEpilogue& re, F&& f)
 
 __device__ __forceinline__ RegisterEpilogue register_epilogue(const cuda::EpilogueArgs& e, int batch, int m, int n) {
   RegisterEpilogue r;
-  r.alpha = e.alpha, r.slope = e.slope, r.act = int(e.act), r.bias_mode = int(e.bias_mode);
-  r.bias = e.bias_mode != OG_BIAS_NONE ? static_cast<const float*>(e.bias) + (long long)batch * e.bias_bs : nullptr;
+  r.alpha = e.alpha, r.beta = e.has_c ? e.beta : -0.0f, r.act = int(e.act);
+  r.relu = e.act == OG_ACT_RELU;
+  r.slope = e.act == OG_ACT_LEAKY_RELU ? e.slope : 1.0f;
+  const float* bias = e.bias_mode != OG_BIAS_NONE ? static_cast<const float*>(e.bias) + (long long)batch * e.bias_bs : nullptr;
+  r.bias_n = e.bias_mode == OG_BIAS_PER_N ? bias : nullptr;
+  r.bias_m = e.bias_mode == OG_BIAS_PER_M ? bias : nullptr;
+  r.c = e.has_c ? static_cast<const char*>(e.c.ptr) + (long long)batch * e.c.bs * (e.c.dtype == OG_DTYPE_F32 ? 4 : 2) : nullptr;
+  r.c_sr = e.c.sr;
   r.m = m, r.n = n;
   return r;
+}
+
+// Prefetch into L2 of the C elements of one consumer's ROWS x COLS block (rows row0.., columns
+// col0.. of a C with unit column stride), issued as its mainloop starts, so that the epilogue's
+// C loads find them in L2 (~2-3x less latency than device memory).
+template <int ROWS, int COLS>
+__device__ __forceinline__ void prefetch_c_block(const cuda::EpilogueArgs& e, int batch, int m, int n, int row0, int col0,
+                                                 int thread) {
+  if (!e.has_c || e.c.sc != 1) return;
+  constexpr int kLines = COLS * 2 / 128 > 0 ? COLS * 2 / 128 : 1;  // 128-byte lines per row of 16-bit C
+  const int size = e.c.dtype == OG_DTYPE_F32 ? 4 : 2;
+  const char* base = static_cast<const char*>(e.c.ptr) + (long long)batch * e.c.bs * size;
+#pragma unroll
+  for (int i = thread; i < ROWS * kLines; i += 128) {  // an f32 C's row: every other line
+    const int gm = row0 + i / kLines, gn = col0 + (i % kLines) * 64;
+    if (gm < m && gn < n) asm volatile("prefetch.global.L2 [%0];" ::"l"(base + ((long long)gm * e.c.sr + gn) * size));
+  }
 }
 
 // Two outputs rounded to 16 bits by the hardware conversion (epilogue.h's rounding), packed.
@@ -262,13 +348,17 @@ __device__ __forceinline__ void pack_chunk(const float (&acc)[WG_M][BLOCK_N / 2]
     const int warp = thread / 32, lane = thread % 32;
     const int gm0 = row0 + 64 * (index / (BLOCK_N / COLS)) + 16 * warp + lane / 4;
     const int gn0 = col0 + COLS * (index % (BLOCK_N / COLS)) + 2 * (lane % 4);
+    // This thread's two rows (0, 8): their C rows and per-M bias terms.
+    const uint16_t* c_rows[2] = {re.c_row<uint16_t>(gm0), re.c_row<uint16_t>(gm0 + 8)};
+    const float b_rows[2] = {re.bias_row(gm0), re.bias_row(gm0 + 8)};
     with_exp_form(re, [&](auto exp_form) {
       constexpr bool kExp = decltype(exp_form)::value;
 #pragma unroll
       for (int q = 0; q < COLS / 4; ++q) {  // accumulators 2q, 2q + 1: one row, adjacent columns
-        const int gm = gm0 + 8 * (q % 2), gn = gn0 + 8 * (q / 2);
-        regs[q] = pack_pair<BF16>(re.template apply<kExp>(from[2 * q], gm, gn),
-                                  re.template apply<kExp>(from[2 * q + 1], gm, gn + 1));
+        const int gn = gn0 + 8 * (q / 2);
+        const float2 cv = re.template c_values<BF16>(re.c_pair(c_rows[q % 2], gn));
+        regs[q] = pack_pair<BF16>(re.template finish<kExp, true>(from[2 * q], cv.x, b_rows[q % 2], re.bias_col(gn)),
+                                  re.template finish<kExp, true>(from[2 * q + 1], cv.y, b_rows[q % 2], re.bias_col(gn + 1)));
       }
     });
   }
@@ -410,7 +500,8 @@ struct DeferredTile {
     tma_store_chunk(map_d, buffer, col0 + 64 * (i % (BLOCK_N / 64)), row0 + 64 * (i / (BLOCK_N / 64)), batch);
   }
 
-  template <bool BF16>
+  // FUSED: the kernel has the register epilogue (kernel_key.hpp); else `re` must be plain.
+  template <bool BF16, bool FUSED>
   __device__ __forceinline__ void hold(const float (&acc)[WG_M][BLOCK_N / 2], const RegisterEpilogue& re,
                                        const CUtensorMap* map_d, int row0_, int col0_, int batch_, uint32_t chunks,
                                        int consumer, int thread) {
@@ -419,12 +510,12 @@ struct DeferredTile {
 #pragma unroll
     for (int i = 0; i < kStaged; ++i) {
       uint32_t regs[16];
-      pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, re, row0_, col0_, thread, regs);
+      pack_chunk<BF16, 64, WG_M, BLOCK_N, FUSED>(acc, i, re, row0_, col0_, thread, regs);
       stage_packed_chunk<false, 64>(regs, chunks + i * kChunkBytes, thread);
     }
 #pragma unroll
     for (int i = kStaged; i < kChunks; ++i)
-      pack_chunk<BF16, 64, WG_M, BLOCK_N>(acc, i, re, row0_, col0_, thread, held[i - kStaged]);
+      pack_chunk<BF16, 64, WG_M, BLOCK_N, FUSED>(acc, i, re, row0_, col0_, thread, held[i - kStaged]);
     fence_proxy_async_shared();
     consumer_barrier(consumer);
     row0 = row0_, col0 = col0_, batch = batch_;
@@ -462,13 +553,21 @@ struct NoDeferredTile {
   __device__ __forceinline__ bool pending() const { return false; }
 };
 
-// 16-bit outputs whose epilogue fits RegisterEpilogue (no C) to a D whose rows (or,
-// d_vector_cols, columns) are vector-aligned: the packed ways out.
-__device__ __forceinline__ bool packed_16_bit_out(const cuda::EpilogueArgs& e) {
-  return e.d.dtype != OG_DTYPE_F32 && register_epilogue_fits(e);
+// 16-bit outputs whose epilogue fits RegisterEpilogue to a D whose rows (or columns) are
+// 16-byte vectors: the packed ways out.
+__device__ __forceinline__ bool packed_16_bit_out(const cuda::EpilogueArgs& e, int n) {
+  return e.d.dtype != OG_DTYPE_F32 && register_epilogue_fits(e, n);
 }
-__device__ __forceinline__ bool packed_rows_out(const cuda::EpilogueArgs& e) { return packed_16_bit_out(e) && e.d_vector_rows; }
-__device__ __forceinline__ bool packed_cols_out(const cuda::EpilogueArgs& e) { return packed_16_bit_out(e) && e.d_vector_cols; }
+__device__ __forceinline__ bool packed_rows_out(const cuda::EpilogueArgs& e, int n) {
+  return packed_16_bit_out(e, n) && d_rows_packable(e);
+}
+__device__ __forceinline__ bool packed_cols_out(const cuda::EpilogueArgs& e, int n) {
+  return packed_16_bit_out(e, n) && d_cols_packable(e);
+}
+// alpha * AB alone: what kernels without the register epilogue finish on the packed ways.
+__device__ __forceinline__ bool plain_epilogue(const cuda::EpilogueArgs& e) {
+  return e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE && !e.has_c;
+}
 __device__ __forceinline__ uint16_t* d_batch_base(const cuda::EpilogueArgs& e, int batch) {
   return static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
 }
@@ -490,8 +589,8 @@ __device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2
 }
 
 // f32 D by TMA stores (map: D in boxes of 32 columns x 64 rows, the chunks' 128-byte swizzle;
-// D's rows vector-aligned, N a multiple of 4, a register epilogue): each 64 x 32 chunk is
-// finished in registers, staged in the wgmma layout (as the vector way stages it) and handed to
+// D's rows vector-aligned, N a multiple of 4, a register epilogue, an f32 C or none): each
+// 64 x 32 chunk is finished in registers, staged in the wgmma layout (as the vector way stages it) and handed to
 // the TMA by one thread, alternating between the consumer's two chunks. Before a chunk is
 // written again, the store that read it two chunks ago must have read it.
 template <int WG_M, int BLOCK_N>
@@ -516,8 +615,12 @@ __device__ __forceinline__ void store_tile_f32_tma(const float (&acc)[WG_M][BLOC
           for (int h = 0; h < 2; ++h) {
             const int q = 4 * (kCols / 8 * c + j) + 2 * h, row = 16 * warp + lane / 4 + 8 * h, col = 8 * j + 2 * (lane % 4);
             const int gm = row0 + 64 * r + row, gn = col0 + kCols * c + col;
-            st_shared_f32x2(chunk + chunk_offset(row, 4 * col), re.template apply<kExp>(acc[r][q], gm, gn),
-                            re.template apply<kExp>(acc[r][q + 1], gm, gn + 1));
+            const float b_row = re.bias_row(gm);
+            const float2 cv = register_f32_c_kernel(BLOCK_N) ? re.c_pair(re.template c_row<float>(gm), gn)
+                                                             : make_float2(0.0f, 0.0f);  // no C (gemm_tma_wgmma)
+            st_shared_f32x2(chunk + chunk_offset(row, 4 * col),
+                            re.template finish<kExp, false>(acc[r][q], cv.x, b_row, re.bias_col(gn)),
+                            re.template finish<kExp, false>(acc[r][q + 1], cv.y, b_row, re.bias_col(gn + 1)));
           }
       });
       fence_proxy_async_shared();
@@ -533,15 +636,14 @@ __device__ __forceinline__ void store_tile_f32_tma(const float (&acc)[WG_M][BLOC
 // chunks; `sequence` counts the chunks it has used, so the double buffering carries across tiles.
 // `f32_map`: D's f32 TMA map where the launch has one (store_tile_f32_tma), else null.
 // REGISTER_EPILOGUE: the kernel compiles the register epilogue's fused loops and the f32 TMA
-// way; without it (consumers with two 64-row blocks, ping-pong tiles or 192 columns, where those
-// loops made ptxas spill, and the block-scaled kernel), only the plain GEMM's 16-bit outputs
-// take the packed ways.
+// way; without it (kernel_key.hpp register_epilogue_kernel, where those loops made ptxas spill,
+// and the block-scaled kernel), only the plain GEMM's 16-bit outputs take the packed ways.
 template <int WG_M, int BLOCK_N, bool REGISTER_EPILOGUE = false>
 __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], const cuda::EpilogueArgs& e, int batch, int m,
                                            int n, int row0, int col0, uint32_t chunks, int consumer, int thread,
                                            unsigned& sequence, const CUtensorMap* f32_map = nullptr) {
   const int warp = thread / 32, lane = thread % 32;
-  const bool packable = REGISTER_EPILOGUE || (e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE);
+  const bool packable = REGISTER_EPILOGUE || plain_epilogue(e);
   if constexpr (BLOCK_N % 32 == 0 && REGISTER_EPILOGUE) {
     if (f32_map) {
       store_tile_f32_tma<WG_M, BLOCK_N>(acc, register_epilogue(e, batch, m, n), f32_map, batch, row0, col0, chunks, consumer,
@@ -550,13 +652,13 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], cons
     }
   }
   if constexpr (BLOCK_N % 64 == 0) {  // row-major packed chunks are 64 columns wide
-    if (packable && packed_rows_out(e)) {
+    if (packable && packed_rows_out(e, n)) {
       store_tile_packed<false, WG_M, BLOCK_N, REGISTER_EPILOGUE>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread,
                                                                  sequence);
       return;
     }
   }
-  if (packable && packed_cols_out(e)) {
+  if (packable && packed_cols_out(e, n)) {
     store_tile_packed<true, WG_M, BLOCK_N, REGISTER_EPILOGUE>(acc, e, batch, m, n, row0, col0, chunks, consumer, thread,
                                                               sequence);
     return;
