@@ -259,9 +259,11 @@ namespace {
 
 // Every config of a cooperative-matrix family (vulkan.coopmat: KHR cooperative matrix;
 // vulkan.coopmat2: NV cooperative matrix 2), forced on edge shapes. Which configs run is the
-// family's decision (device shapes or granularities, workgroup sizes, shared memory). One test
-// case per family: each compiles about a dozen pipelines per config (minutes on the NVIDIA driver).
-void every_config_forced(const std::string& family) {
+// family's decision (device shapes or granularities, workgroup sizes, shared memory). The configs
+// of index part, part + parts, ... (in the family's table order): each compiles about a dozen
+// pipelines per config (coopmat2 on the NVIDIA driver: about 100 s per config), so the test cases
+// are split to fit a run of a few minutes each.
+void every_config_forced(const std::string& family, int part = 0, int parts = 1) {
   auto ctx = vulkan_context("coopmat configs");
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
@@ -276,9 +278,10 @@ void every_config_forced(const std::string& family) {
     return;
   }
   const bool coopmat2 = family == "coopmat2";
-  int ran = 0;
+  int ran = 0, index = -1;
   std::string refused;
   for (const detail::Config& cfg : fam->configs()) {
+    if (++index % parts != part) continue;
     CAPTURE(cfg.to_string());
     MESSAGE("vulkan " << family << " config " << cfg.to_string());  // progress (with -s): a hang names its config
     const Status s = run_probe(*ctx, Dtype::f16, cfg.to_string());
@@ -350,7 +353,8 @@ void every_config_forced(const std::string& family) {
     ++ran;
   }
   if (ran == 0)
-    MESSAGE("SKIPPED vulkan " << family << ": " << be.device().name << " runs none of its configs (" << refused << ")");
+    MESSAGE("SKIPPED vulkan " << family << " (part " << part + 1 << " of " << parts << "): " << be.device().name
+                              << " runs none of its configs (" << refused << ")");
   check_no_validation_messages();
 }
 
@@ -359,6 +363,15 @@ void every_config_forced(const std::string& family) {
 TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, on edge shapes (coopmat)") {
   every_config_forced("coopmat");
 }
-TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, on edge shapes (coopmat2)") {
-  every_config_forced("coopmat2");
+TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, on edge shapes (coopmat2 part 1)") {
+  every_config_forced("coopmat2", 0, 4);
+}
+TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, on edge shapes (coopmat2 part 2)") {
+  every_config_forced("coopmat2", 1, 4);
+}
+TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, on edge shapes (coopmat2 part 3)") {
+  every_config_forced("coopmat2", 2, 4);
+}
+TEST_CASE("vulkan: every cooperative-matrix config the device can run, forced, on edge shapes (coopmat2 part 4)") {
+  every_config_forced("coopmat2", 3, 4);
 }
