@@ -111,10 +111,10 @@ __device__ __forceinline__ uint32_t ld_u32_if(const void* p, bool pred) {
 
 // The epilogues the packed ways finish in registers, as each accumulator leaves: alpha, C (beta;
 // D's type), an f32 bias along N or M and any activation. With none of them it is
-// plain_value. Every output runs the same few instructions, without branches: the terms that
-// are absent are -0 (x + -0 = x for every x, -0 included, as og_epilogue_sum's skipped terms),
-// relu and leaky_relu are selects (slope 1 without activation), and the bias and C loads are
-// predicated (off where absent or outside the problem). Values are omnigemm/epilogue.h's (the sum in its order) except for the signs
+// plain_value. A chunk's loop is compiled per activation form and C (with_variant below) and has
+// no per-element branches: absent bias terms are -0 (x + -0 = x for every x, -0 included, as
+// og_epilogue_sum's skipped terms), relu and leaky_relu are selects (slope 1 without
+// activation), and the bias and C loads are predicated (off where absent or outside). Values are omnigemm/epilogue.h's (the sum in its order) except for the signs
 // of zeros and for gelu-tanh and silu:
 //   - 16-bit outputs (FAST): 0.5 x (1 + t) with t = tanh.approx(u), u = sqrt(2/pi)(x + 0.044715
 //     x^3) or x / 2 (silu(x) = 0.5 x (1 + tanh(x / 2))): one MUFU instruction per output. The
@@ -126,7 +126,7 @@ __device__ __forceinline__ uint32_t ld_u32_if(const void* p, bool pred) {
 //     instructions with branches into every chunk's code.
 struct RegisterEpilogue {
   float alpha;
-  float beta;          // -0 without C (fma(-0, 0, x) = x)
+  float beta;
   float slope;         // below zero: slope * x (leaky_relu; 1 without activation) or 0 (relu)
   bool relu;
   int act;             // og_activation
@@ -154,12 +154,14 @@ struct RegisterEpilogue {
     if constexpr (BF16) return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
     else return __half22float2(*reinterpret_cast<const __half2*>(&w));
   }
-  // The finished output of accumulator `acc` with C element `cv` (0 without C) and bias terms
-  // `b_row`, `b_col`. EXP == exp_form() (with_exp_form picks it once per chunk); FAST: a 16-bit
-  // output.
-  template <bool EXP, bool FAST>
+  // The finished output of accumulator `acc` with C element `cv` (where V, with_variant, has C)
+  // and bias terms `b_row`, `b_col` (-0 where absent); FAST: a 16-bit output.
+  template <class V, bool FAST>
   __device__ __forceinline__ float finish(float acc, float cv, float b_row, float b_col) const {
-    const float x = (fmaf(beta, cv, alpha * acc) + b_row) + b_col;
+    constexpr bool EXP = V::kExp;
+    float x = alpha * acc;
+    if constexpr (V::kC) x = fmaf(beta, cv, x);
+    x = (x + b_row) + b_col;
     if constexpr (EXP && FAST) {
       const float h = 0.5f * x;
       const float u = act == OG_ACT_GELU_TANH ? 0.7978845608f * (x + 0.044715f * x * x * x) : h;
@@ -173,17 +175,28 @@ struct RegisterEpilogue {
   }
 };
 
-// f(std::bool_constant<re.exp_form()>{}): two copies of a chunk's loop, chosen once per chunk
-// (one per activation inflated the kernels' code and compile time for no speed).
+// The terms a chunk's loop is compiled with: the exp-form activations (else the selects) and C.
+// with_variant(re, f) calls f(Variant<...>{}) for re's, chosen once per chunk, so that a chunk
+// without C runs none of C's loads and conversions (one loop for every epilogue took ~14
+// instructions per output at 2048^3 with relu alone). A copy per bias mode as well made ptxas
+// spill (128x256: 28 / 52 bytes); the bias loads stay predicated.
+template <bool EXP, bool C>
+struct Variant {
+  static constexpr bool kExp = EXP, kC = C;
+};
 template <class F>
-__device__ __forceinline__ void with_exp_form(const RegisterEpilogue& re, F&& f) {
-  if (re.exp_form()) f(std::true_type{});
-  else f(std::false_type{});
+__device__ __forceinline__ void with_variant(const RegisterEpilogue& re, F&& f) {
+  switch ((re.exp_form() ? 2 : 0) + (re.c ? 1 : 0)) {
+    case 0: f(Variant<false, false>{}); break;
+    case 1: f(Variant<false, true>{}); break;
+    case 2: f(Variant<true, false>{}); break;
+    default: f(Variant<true, true>{}); break;
+  }
 }
 
 __device__ __forceinline__ RegisterEpilogue register_epilogue(const cuda::EpilogueArgs& e, int batch, int m, int n) {
   RegisterEpilogue r;
-  r.alpha = e.alpha, r.beta = e.has_c ? e.beta : -0.0f, r.act = int(e.act);
+  r.alpha = e.alpha, r.beta = e.beta, r.act = int(e.act);
   r.relu = e.act == OG_ACT_RELU;
   r.slope = e.act == OG_ACT_LEAKY_RELU ? e.slope : 1.0f;
   const float* bias = e.bias_mode != OG_BIAS_NONE ? static_cast<const float*>(e.bias) + (long long)batch * e.bias_bs : nullptr;
@@ -351,14 +364,15 @@ __device__ __forceinline__ void pack_chunk(const float (&acc)[WG_M][BLOCK_N / 2]
     // This thread's two rows (0, 8): their C rows and per-M bias terms.
     const uint16_t* c_rows[2] = {re.c_row<uint16_t>(gm0), re.c_row<uint16_t>(gm0 + 8)};
     const float b_rows[2] = {re.bias_row(gm0), re.bias_row(gm0 + 8)};
-    with_exp_form(re, [&](auto exp_form) {
-      constexpr bool kExp = decltype(exp_form)::value;
+    with_variant(re, [&](auto variant) {
+      using V = decltype(variant);
 #pragma unroll
       for (int q = 0; q < COLS / 4; ++q) {  // accumulators 2q, 2q + 1: one row, adjacent columns
         const int gn = gn0 + 8 * (q / 2);
-        const float2 cv = re.template c_values<BF16>(re.c_pair(c_rows[q % 2], gn));
-        regs[q] = pack_pair<BF16>(re.template finish<kExp, true>(from[2 * q], cv.x, b_rows[q % 2], re.bias_col(gn)),
-                                  re.template finish<kExp, true>(from[2 * q + 1], cv.y, b_rows[q % 2], re.bias_col(gn + 1)));
+        const float2 cv = V::kC ? re.template c_values<BF16>(re.c_pair(c_rows[q % 2], gn)) : float2{};
+        const float b0 = re.bias_col(gn), b1 = re.bias_col(gn + 1);
+        regs[q] = pack_pair<BF16>(re.template finish<V, true>(from[2 * q], cv.x, b_rows[q % 2], b0),
+                                  re.template finish<V, true>(from[2 * q + 1], cv.y, b_rows[q % 2], b1));
       }
     });
   }
@@ -607,8 +621,8 @@ __device__ __forceinline__ void store_tile_f32_tma(const float (&acc)[WG_M][BLOC
       const uint32_t chunk = chunks + (sequence++ & 1u) * kChunkBytes;
       if (thread == 0) tma_store_wait_read<1>();
       consumer_barrier(consumer);
-      with_exp_form(re, [&](auto exp_form) {
-        constexpr bool kExp = decltype(exp_form)::value;
+      with_variant(re, [&](auto variant) {
+        using V = decltype(variant);
 #pragma unroll
         for (int j = 0; j < kCols / 8; ++j)
 #pragma unroll
@@ -616,11 +630,11 @@ __device__ __forceinline__ void store_tile_f32_tma(const float (&acc)[WG_M][BLOC
             const int q = 4 * (kCols / 8 * c + j) + 2 * h, row = 16 * warp + lane / 4 + 8 * h, col = 8 * j + 2 * (lane % 4);
             const int gm = row0 + 64 * r + row, gn = col0 + kCols * c + col;
             const float b_row = re.bias_row(gm);
-            const float2 cv = register_f32_c_kernel(BLOCK_N) ? re.c_pair(re.template c_row<float>(gm), gn)
-                                                             : make_float2(0.0f, 0.0f);  // no C (gemm_tma_wgmma)
-            st_shared_f32x2(chunk + chunk_offset(row, 4 * col),
-                            re.template finish<kExp, false>(acc[r][q], cv.x, b_row, re.bias_col(gn)),
-                            re.template finish<kExp, false>(acc[r][q + 1], cv.y, b_row, re.bias_col(gn + 1)));
+            // Kernels without the f32 C here never see one (gemm_tma_wgmma's f32_map).
+            const float2 cv = V::kC && register_f32_c_kernel(BLOCK_N) ? re.c_pair(re.template c_row<float>(gm), gn) : float2{};
+            const float b0 = re.bias_col(gn), b1 = re.bias_col(gn + 1);
+            st_shared_f32x2(chunk + chunk_offset(row, 4 * col), re.template finish<V, false>(acc[r][q], cv.x, b_row, b0),
+                            re.template finish<V, false>(acc[r][q + 1], cv.y, b_row, b1));
           }
       });
       fence_proxy_async_shared();
