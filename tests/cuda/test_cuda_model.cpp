@@ -192,6 +192,20 @@ TEST_CASE("cuda model: fused epilogues are priced on Hopper kernels that cannot 
       CHECK(priced > 0);
       if (size != 3072) CHECK(choice(be, f) == plain);  // 128x256: in registers already
     }
+    // An f32 D leaves by TMA stores only from kernels with the register epilogue: priced on the
+    // others (the multicast 128x256 tile above the cooperative one), and the f16 -> f32 squares
+    // run on one with it.
+    const Problem f32_d = problem(size, size, size, OG_DTYPE_F16, OG_DTYPE_F32);
+    const std::string f32_out = choice(be, f32_d);
+    CAPTURE(f32_out);
+    CHECK(in_registers(*Config::parse(f32_out)));
+    double coop_ms = -1.0, mcast_ms = -1.0;
+    for (const Candidate& c : rank_candidates(be, f32_d)) {
+      if (c.config.to_string() == "sm90_wgmma:128x256x64-g16-s4-w12-coop") coop_ms = c.cost.extra_ms;
+      if (c.config.to_string() == "sm90_wgmma:128x256x64-g8-s4-w12-mcast") mcast_ms = c.cost.extra_ms;
+    }
+    if (coop_ms >= 0.0 && mcast_ms >= 0.0) CHECK(mcast_ms > coop_ms);
+    else MESSAGE("the modelled H100 offers no 128x256 coop / mcast pair at " << size);
   }
 }
 

@@ -229,11 +229,12 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   if (p.a.dtype == OG_DTYPE_F32 && lim.peak_tflops_f32 > 0 && lim.peak_tflops_16bit > 0)
     h.efficiency = 0.75 * 0.5 * lim.peak_tflops_16bit / lim.peak_tflops_f32;
   const bool swap = c.form == "swap";
-  // A fused epilogue (activation, bias or C) on a kernel without the register epilogue
-  // (kernel_key.hpp) leaves through shared memory and the general per-element code, chunk by
-  // chunk, while the tensor cores wait: priced as moving D twice more through device memory.
+  // A fused epilogue (activation, bias or C) or an f32 D on a kernel without the register
+  // epilogue (kernel_key.hpp) leaves through shared memory and the general per-element code (or
+  // the vector way), chunk by chunk, while the tensor cores wait: priced as moving D twice more
+  // through device memory (f32 D: bench/results/h100, the forced f16 -> f32 tiles).
   Form form = Form::coop;
-  const bool fused = p.activation != OG_ACT_NONE || p.bias_mode != OG_BIAS_NONE || p.c.present;
+  const bool fused = p.activation != OG_ACT_NONE || p.bias_mode != OG_BIAS_NONE || p.c.present || p.d.dtype == OG_DTYPE_F32;
   if (fused && sm90::parse_form(c.form.text, form) &&
       !sm90::kernel_key(c.block_m, c.block_n, c.split_k, form).register_epilogue(p.c.present && p.d.dtype == OG_DTYPE_F32))
     h.extra_bytes += 2.0 * double(p.m) * double(p.n) * double(p.batch) * double(dtype_bytes(p.d.dtype));
