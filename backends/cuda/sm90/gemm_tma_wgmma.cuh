@@ -10,7 +10,7 @@
 //   - epilogue: the accumulators go through a small per-consumer shared-memory chunk to
 //     coalesced stores with the shared fused epilogue, while the producer already fills the
 //     ring with the next tile's operands; cooperative tiles' 16-bit outputs whose epilogue fits
-//     in registers (alpha, a 16-bit C, an f32 bias, any activation) are held (staged, and in
+//     in registers (alpha, C of their type, an f32 bias, any activation) are held (staged, and in
 //     registers) and leave by TMA stores during the next tile's first K-tiles (the deferred
 //     epilogue).
 // Shared-memory tiles use the 128-byte swizzle: every tile row is 128 bytes, so BLOCK_K is 64
