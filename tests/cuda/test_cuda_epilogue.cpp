@@ -1,10 +1,11 @@
-// The Hopper kernel's packed ways out with fused epilogues: a 16-bit C, an f32 bias (per N or
-// per M) and every activation are finished in registers (tile_epilogue.cuh RegisterEpilogue), on the
-// deferred TMA-store way (cooperative tiles, N a multiple of 8), the direct packed way (other N,
-// 256x128, ping-pong) and the transposed one (swap: D^T); f32 D through TMA-stored chunks.
-// Multi-tile problems, aligned D, every element checked against float64.
+// The Hopper kernel's packed ways out with fused epilogues: C of D's type (also in place), an f32
+// bias (per N or per M) and every activation are finished in registers (tile_epilogue.cuh
+// RegisterEpilogue), on the deferred TMA-store way (cooperative tiles, N a multiple of 8), the
+// direct packed way (other N, 256x128, ping-pong) and the transposed one (swap: D^T); f32 D
+// through TMA-stored chunks. Multi-tile problems, aligned D, every element checked against float64.
 #include <doctest/doctest.h>
 
+#include "context_internal.hpp"
 #include "cuda_device_support.hpp"
 
 using namespace omnigemm;
@@ -63,4 +64,57 @@ TEST_CASE("cuda epilogue: C, bias and every activation fused on the Hopper kerne
     }
   }
   CHECK(ran == 91);
+}
+
+// C given as D itself (in place) on the register ways: the deferred 16-bit way reads each C pair
+// before its tile's D leaves by TMA stores, and the f32 TMA way reads an f32 C the same way.
+TEST_CASE("cuda epilogue: C in place (C is D) on the register ways") {
+  auto ctx = sm90_context("in-place C in registers");
+  if (!ctx) return;
+  auto& be = detail::context_backend(ctx->c_handle());
+  struct InPlace {
+    const char* config;
+    Dtype d;
+    Activation act;
+  };
+  for (const InPlace& t : {InPlace{"sm90_wgmma:128x256x64-g16-s4-w12-coop", Dtype::f16, Activation::gelu_tanh},
+                           InPlace{"sm90_wgmma:128x192x64-g8-s4-w12-coop", Dtype::bf16, Activation::relu},
+                           InPlace{"sm90_wgmma:128x128x64-g8-s6-w12-coop", Dtype::f32, Activation::silu}}) {
+    CAPTURE(t.config);
+    const int64_t m = 300, n = 1032, k = 264;  // N a multiple of 8: deferred TMA stores
+    HostMatrix A(m, k, Dtype::f16), B(k, n, Dtype::f16), D(m, n, t.d);
+    A.randomize();
+    B.randomize();
+    D.randomize();
+    const HostMatrix C0 = D;
+    og_memory da, db, dd;
+    REQUIRE(be.allocate(A.bytes.size(), da).ok());
+    REQUIRE(be.allocate(B.bytes.size(), db).ok());
+    REQUIRE(be.allocate(D.bytes.size(), dd).ok());
+    REQUIRE(be.upload(da, A.bytes.data(), A.bytes.size()).ok());
+    REQUIRE(be.upload(db, B.bytes.data(), B.bytes.size()).ok());
+    REQUIRE(be.upload(dd, D.bytes.data(), D.bytes.size()).ok());
+    Gemm g;
+    g.a = A.view(Memory{da});
+    g.b = B.view(Memory{db});
+    g.d = D.view(Memory{dd});
+    g.c = g.d;
+    g.config = t.config;
+    EpilogueSpec e;
+    e.alpha = 0.75f;
+    e.beta = -0.5f;
+    e.act = t.act;
+    g.epilogue.alpha = e.alpha;
+    g.epilogue.beta = e.beta;
+    g.epilogue.activation = e.act;
+    REQUIRE(ctx->run(g).ok());
+    D.poison();
+    REQUIRE(be.download(D.bytes.data(), dd, D.bytes.size()).ok());
+    const ErrorReport r = compare(D, reference_gemm(A, B, &C0, nullptr, e, 1));
+    CHECK(r.non_finite == 0);
+    CHECK(r.rel_error <= tolerance(t.d, k, Dtype::f16, Dtype::f16));
+    be.release(da);
+    be.release(db);
+    be.release(dd);
+  }
 }
