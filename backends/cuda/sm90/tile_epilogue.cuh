@@ -177,9 +177,9 @@ struct RegisterEpilogue {
 
 // The terms a chunk's loop is compiled with: the exp-form activations (else the selects) and C.
 // with_variant(re, f) calls f(Variant<...>{}) for re's, chosen once per chunk, so that a chunk
-// without C runs none of C's loads and conversions (one loop for every epilogue took ~14
-// instructions per output at 2048^3 with relu alone). A copy per bias mode as well made ptxas
-// spill (128x256: 28 / 52 bytes); the bias loads stay predicated.
+// without C runs none of C's loads and conversions (one loop for every epilogue ran all of them,
+// predicated off). A copy per bias mode as well made ptxas spill past cuda_codegen's budget at
+// 128x256; the bias loads stay predicated.
 template <bool EXP, bool C>
 struct Variant {
   static constexpr bool kExp = EXP, kC = C;
