@@ -5,7 +5,6 @@
 // through TMA-stored chunks. Multi-tile problems, aligned D, every element checked against float64.
 #include <doctest/doctest.h>
 
-#include "context_internal.hpp"
 #include "cuda_device_support.hpp"
 
 using namespace omnigemm;
@@ -71,7 +70,6 @@ TEST_CASE("cuda epilogue: C, bias and every activation fused on the Hopper kerne
 TEST_CASE("cuda epilogue: C in place (C is D) on the register ways") {
   auto ctx = sm90_context("in-place C in registers");
   if (!ctx) return;
-  auto& be = detail::context_backend(ctx->c_handle());
   struct InPlace {
     const char* config;
     Dtype d;
@@ -87,17 +85,11 @@ TEST_CASE("cuda epilogue: C in place (C is D) on the register ways") {
     B.randomize();
     D.randomize();
     const HostMatrix C0 = D;
-    og_memory da, db, dd;
-    REQUIRE(be.allocate(A.bytes.size(), da).ok());
-    REQUIRE(be.allocate(B.bytes.size(), db).ok());
-    REQUIRE(be.allocate(D.bytes.size(), dd).ok());
-    REQUIRE(be.upload(da, A.bytes.data(), A.bytes.size()).ok());
-    REQUIRE(be.upload(db, B.bytes.data(), B.bytes.size()).ok());
-    REQUIRE(be.upload(dd, D.bytes.data(), D.bytes.size()).ok());
+    DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D);
     Gemm g;
-    g.a = A.view(Memory{da});
-    g.b = B.view(Memory{db});
-    g.d = D.view(Memory{dd});
+    g.a = A.view(da.memory());
+    g.b = B.view(db.memory());
+    g.d = D.view(dd.memory());
     g.c = g.d;
     g.config = t.config;
     EpilogueSpec e;
@@ -109,12 +101,9 @@ TEST_CASE("cuda epilogue: C in place (C is D) on the register ways") {
     g.epilogue.activation = e.act;
     REQUIRE(ctx->run(g).ok());
     D.poison();
-    REQUIRE(be.download(D.bytes.data(), dd, D.bytes.size()).ok());
+    dd.download(D);
     const ErrorReport r = compare(D, reference_gemm(A, B, &C0, nullptr, e, 1));
     CHECK(r.non_finite == 0);
     CHECK(r.rel_error <= tolerance(t.d, k, Dtype::f16, Dtype::f16));
-    be.release(da);
-    be.release(db);
-    be.release(dd);
   }
 }
