@@ -627,7 +627,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     };
     // Kernels without the register epilogue defer the plain GEMM's outputs only (their hold
     // compiles no fused loops).
-    if (kDeferrable && p.defer_epilogue && packed_rows_out(p.ep, p.n) && (kRegisterEpilogue || plain_epilogue(p.ep)))
+    if (kDeferrable && p.defer_epilogue && packed_rows_out(p.ep, p.n) && (kRegisterEpilogue || cuda::epilogue_plain(p.ep)))
       consume(std::true_type{});
     else consume(std::false_type{});
   }

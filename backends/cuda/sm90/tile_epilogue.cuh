@@ -578,10 +578,6 @@ __device__ __forceinline__ bool packed_rows_out(const cuda::EpilogueArgs& e, int
 __device__ __forceinline__ bool packed_cols_out(const cuda::EpilogueArgs& e, int n) {
   return packed_16_bit_out(e, n) && d_cols_packable(e);
 }
-// alpha * AB alone: what kernels without the register epilogue finish on the packed ways.
-__device__ __forceinline__ bool plain_epilogue(const cuda::EpilogueArgs& e) {
-  return e.bias_mode == OG_BIAS_NONE && e.act == OG_ACT_NONE && !e.has_c;
-}
 __device__ __forceinline__ uint16_t* d_batch_base(const cuda::EpilogueArgs& e, int batch) {
   return static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
 }
@@ -604,9 +600,9 @@ __device__ __forceinline__ void store_tile_packed(float (&acc)[WG_M][BLOCK_N / 2
 
 // f32 D by TMA stores (map: D in boxes of 32 columns x 64 rows, the chunks' 128-byte swizzle;
 // D's rows vector-aligned, N a multiple of 4, a register epilogue, an f32 C or none): each
-// 64 x 32 chunk is finished in registers, staged in the wgmma layout (as the vector way stages it) and handed to
-// the TMA by one thread, alternating between the consumer's two chunks. Before a chunk is
-// written again, the store that read it two chunks ago must have read it.
+// 64 x 32 chunk is finished in registers, staged in the wgmma layout (as the vector way stages
+// it) and handed to the TMA by one thread, alternating between the consumer's two chunks. Before
+// a chunk is written again, the store that read it two chunks ago must have read it.
 template <int WG_M, int BLOCK_N>
 __device__ __forceinline__ void store_tile_f32_tma(const float (&acc)[WG_M][BLOCK_N / 2], const RegisterEpilogue& re,
                                                    const CUtensorMap* map, int batch, int row0, int col0, uint32_t chunks,
@@ -657,7 +653,8 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_M][BLOCK_N / 2], cons
                                            int n, int row0, int col0, uint32_t chunks, int consumer, int thread,
                                            unsigned& sequence, const CUtensorMap* f32_map = nullptr) {
   const int warp = thread / 32, lane = thread % 32;
-  const bool packable = REGISTER_EPILOGUE || plain_epilogue(e);
+  // Kernels without the register epilogue finish alpha * AB alone on the packed ways.
+  const bool packable = REGISTER_EPILOGUE || cuda::epilogue_plain(e);
   if constexpr (BLOCK_N % 32 == 0 && REGISTER_EPILOGUE) {
     if (f32_map) {
       store_tile_f32_tma<WG_M, BLOCK_N>(acc, register_epilogue(e, batch, m, n), f32_map, batch, row0, col0, chunks, consumer,
