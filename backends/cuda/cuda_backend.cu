@@ -26,6 +26,7 @@ class CudaBackend final : public Backend {
     owned_.push_back(make_sm90_repack_family(dev_, *wgmma));
     owned_.insert(owned_.end() - 1, std::move(wgmma));  // sm90_wgmma before sm90_repack
     owned_.push_back(make_sm80_mma_family(dev_));
+    owned_.push_back(make_skinny_mma_family(dev_));
     owned_.push_back(make_skinny_family(dev_));
     owned_.push_back(make_sgemm_family(dev_));
     owned_.push_back(make_simt_family(dev_));

@@ -1,0 +1,143 @@
+// The launch the two skinny families (cuda.skinny: f32 FMA; cuda.skinny_mma: tensor cores)
+// share: the problem oriented as D' = S * L (S the few-row operand; D^T = B^T A^T when the few
+// rows are D's columns), column blocks times split-K slices in grid x, batches in grid z (in
+// chunks of the device's limit), up to kMaxClusterSplit slices in a thread-block cluster and
+// deeper splits through a workspace of partial sums (skinny_kernel.cuh's skinny_finish).
+#pragma once
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "../cuda_device.hpp"
+#include "../kernel_views.hpp"
+#include "skinny_kernel.cuh"
+
+namespace omnigemm::detail {
+
+constexpr int kMaxClusterSplit = 8;                 // deeper splits meet in a workspace
+constexpr long long kMaxPartialFloats = 1ll << 26;  // 256 MiB of deep-split partial sums
+
+struct SkinnyLaunch {
+  cuda::SkinnyArgs args;
+  WorkspaceNeed need;      // deep splits: partial sums and counters
+  CallerWorkspace caller;  // the workspace the launch carves (none: the device's own)
+  void (*kernel)(cuda::SkinnyArgs) = nullptr;
+  int rows = 0;            // the tile's rows of D'
+  bool transposed = false;
+  long long shared_bytes = 0;   // per block, for explain
+  const char* note = "";        // the kernel's loads and math, for explain
+  long long col_blocks = 0, batch = 0;
+};
+
+// Both operands f16 (or both bf16) with a unit stride and 16-byte aligned base, leading dimension
+// and batch stride: the Hopper TMA kernel loads them where they are, and streams them faster.
+inline bool hopper_loads_in_place(const Problem& p) {
+  if (p.a.dtype != p.b.dtype || (p.a.dtype != OG_DTYPE_F16 && p.a.dtype != OG_DTYPE_BF16)) return false;
+  auto in_place = [&](const Operand& o) {
+    const bool unit_col = o.stride_col == 1, unit_row = o.stride_row == 1;
+    return (unit_col || unit_row) && check_16_byte_operand(o, 2, unit_col ? o.stride_row : o.stride_col, p.batch, nullptr);
+  };
+  return in_place(p.a) && in_place(p.b);
+}
+
+// The problem's few rows (D's rows, or its columns when transposed) and its large operand as
+// oriented: L = B (K x N), or A^T (K x M) when transposed.
+inline int64_t skinny_rows(const Problem& p, bool transposed) { return transposed ? p.n : p.m; }
+inline const Operand& skinny_large(const Problem& p, bool transposed) { return transposed ? p.a : p.b; }
+
+// The checks every skinny launch has (sizes, cluster support, split against K, the partial
+// sums' bound) and, with fill, the oriented launch without its kernel: `rows` is the tile's
+// rows of D', `cols_per_block` its columns, `chunk` the K a slice is a multiple of.
+inline Status plan_skinny(const CudaDevice& dev, const Problem& p, bool transposed, int rows, int cols_per_block, int chunk,
+                          int split, bool fill, SkinnyLaunch& out) {
+  auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
+  if (split > 1 && split <= kMaxClusterSplit && dev.info.limits.arch < 90)
+    return fail("split-K of 2 to 8 needs thread-block clusters (sm_90); deeper splits run anywhere");
+  if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff)
+    return fail("dimensions must be below 2^31");
+  const int64_t cols = transposed ? p.m : p.n;
+  const int64_t col_blocks = (cols + cols_per_block - 1) / cols_per_block;
+  if (col_blocks * split > 0x7fffffffLL) return fail("more than 2^31 - 1 blocks");
+  const int64_t chunks = std::max<int64_t>(1, (p.k + chunk - 1) / chunk);
+  if (split > chunks) return fail("split-K " + std::to_string(split) + " needs as many K chunks of " + std::to_string(chunk));
+  const long long partial_floats = split > kMaxClusterSplit ? (long long)p.batch * col_blocks * split * rows * cols_per_block : 0;
+  if (partial_floats > kMaxPartialFloats) return fail("the split-K partial sums would exceed 256 MiB");
+  if (!fill) return {};
+  out.need.partial_floats = partial_floats;
+  out.need.counters = partial_floats > 0 ? (long long)p.batch * col_blocks : 0;
+  out.caller = caller_workspace(p);
+
+  cuda::SkinnyArgs& a = out.args;
+  a.rows = int(skinny_rows(p, transposed));
+  a.cols = int(cols);
+  a.k = int(p.k);
+  a.split = split;
+  a.slice_k = int(((chunks + split - 1) / split) * chunk);
+  cuda::OperandArgs va = operand_args(p.a), vb = operand_args(p.b);
+  a.ep = epilogue_args(p);
+  if (!transposed) {
+    a.s = va;
+    a.l = vb;
+  } else {  // S = B^T (N x K), L = A^T (K x M), D' = D^T
+    a.s = vb;
+    std::swap(a.s.sr, a.s.sc);
+    a.l = va;
+    std::swap(a.l.sr, a.l.sc);
+    std::swap(a.ep.d.sr, a.ep.d.sc);
+    std::swap(a.ep.c.sr, a.ep.c.sc);
+    if (a.ep.bias_mode == OG_BIAS_PER_N) a.ep.bias_mode = OG_BIAS_PER_M;
+    else if (a.ep.bias_mode == OG_BIAS_PER_M) a.ep.bias_mode = OG_BIAS_PER_N;
+  }
+  out.rows = rows;
+  out.transposed = transposed;
+  out.col_blocks = col_blocks;
+  out.batch = p.batch;
+  return {};
+}
+
+// Enqueues a planned launch on `stream`: its workspace first (deep splits), then one launch per
+// chunk of batches.
+inline Status launch_skinny(CudaDevice& dev, SkinnyLaunch& l, void* stream) {
+  OG_CUDA_TRY(cudaSetDevice(dev.index), "cudaSetDevice");
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (l.need.bytes() > 0) {
+    WorkspaceParts parts;
+    if (Status st = dev.workspace(l.caller, s, l.need, parts); !st) return st;
+    l.args.partials = parts.partials;
+    l.args.counters = parts.counters;
+  }
+  for (long long b0 = 0; b0 < l.batch; b0 += dev.max_grid_z) {
+    const unsigned chunk = unsigned(std::min<long long>(dev.max_grid_z, l.batch - b0));
+    l.args.batch_base = int(b0);
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(unsigned(l.col_blocks * l.args.split), 1, chunk);
+    config.blockDim = dim3(cuda::skinny::kThreads);
+    config.stream = s;
+    cudaLaunchAttribute attribute[1];
+    if (l.args.split > 1 && l.args.split <= kMaxClusterSplit) {
+      attribute[0].id = cudaLaunchAttributeClusterDimension;
+      attribute[0].val.clusterDim.x = unsigned(l.args.split);
+      attribute[0].val.clusterDim.y = attribute[0].val.clusterDim.z = 1;
+      config.attrs = attribute;
+      config.numAttrs = 1;
+    }
+    OG_CUDA_TRY(cudaLaunchKernelEx(&config, l.kernel, l.args), "skinny kernel launch");
+  }
+  return {};
+}
+
+// The launch as explain reports it.
+inline void summarize_skinny(const SkinnyLaunch& l, PlanSummary& out) {
+  out.grid[0] = l.col_blocks * l.args.split;
+  out.grid[2] = l.batch;
+  out.cluster = l.args.split <= kMaxClusterSplit ? l.args.split : 1;
+  out.workspace_bytes = l.need.bytes();
+  out.threads = cuda::skinny::kThreads;
+  out.shared_bytes = l.shared_bytes;
+  out.notes = std::string(l.transposed ? "runs D^T = B^T A^T, " : "") + l.note +
+              (l.args.split > kMaxClusterSplit ? ", split-K slices summed from a workspace by the last to finish"
+               : l.args.split > 1       ? ", split-K slices summed in a cluster"
+                                        : "");
+}
+
+}  // namespace omnigemm::detail

@@ -1,0 +1,138 @@
+// cuda.skinny_mma: skinny_mma_kernel.cuh (tensor cores, operands of any 2-byte alignment read in
+// place) as a kernel family, on the skinny families' shared launch (launch.hpp).
+#include <array>
+
+#include "../families.hpp"
+#include "cost_model.hpp"
+#include "launch.hpp"
+#include "skinny_mma_kernel.cuh"
+
+namespace omnigemm::detail {
+
+namespace {
+
+struct MmaRow {
+  int rows;
+  const char* form;
+};
+constexpr MmaRow kRows[] = {
+#define OG_CUDA_SKINNY_MMA(r, f) MmaRow{r, #f},
+#define OG_CUDA_SKINNY_MMA_SPLITS(...)
+#include "../families/skinny_mma.inc"
+#undef OG_CUDA_SKINNY_MMA
+#undef OG_CUDA_SKINNY_MMA_SPLITS
+};
+constexpr int kSplits[] = {
+#define OG_CUDA_SKINNY_MMA(r, f)
+#define OG_CUDA_SKINNY_MMA_SPLITS(...) __VA_ARGS__
+#include "../families/skinny_mma.inc"
+#undef OG_CUDA_SKINNY_MMA
+#undef OG_CUDA_SKINNY_MMA_SPLITS
+};
+constexpr size_t kRowCount = sizeof(kRows) / sizeof(kRows[0]);
+constexpr size_t kSplitCount = sizeof(kSplits) / sizeof(kSplits[0]);
+
+constexpr bool transposed_form(const char* f) { return f[0] == 't'; }
+
+// The config of a row: the tile in the caller's orientation (ROWS x 64 columns, or its
+// transpose), BLOCK_K the K of a stage.
+constexpr Config row_config(const MmaRow& r, int split) {
+  namespace sm = skinny_mma;
+  const bool t = transposed_form(r.form);
+  return Config{"skinny_mma", t ? sm::kCols : r.rows, t ? r.rows : sm::kCols, sm::kChunk, 1, sm::kStages, cuda::skinny::kWarps, 0, split, r.form};
+}
+constexpr std::array<Config, kRowCount * kSplitCount> make_configs() {
+  std::array<Config, kRowCount * kSplitCount> out{};
+  for (size_t i = 0; i < kRowCount; ++i)
+    for (size_t j = 0; j < kSplitCount; ++j) out[i * kSplitCount + j] = row_config(kRows[i], kSplits[j]);
+  return out;
+}
+constexpr auto kConfigs = make_configs();
+
+// The instantiation for a launch and its shared memory.
+template <int ROWS, bool S_K_FAST, bool L_K_FAST>
+void pick(og_dtype t, SkinnyLaunch& out) {
+  out.kernel = t == OG_DTYPE_F16 ? cuda::skinny_mma_kernel<ROWS, S_K_FAST, L_K_FAST, __half>
+                                 : cuda::skinny_mma_kernel<ROWS, S_K_FAST, L_K_FAST, __nv_bfloat16>;
+  out.shared_bytes = skinny_mma::ring_bytes(ROWS, S_K_FAST, L_K_FAST);
+}
+template <int ROWS>
+void pick(og_dtype t, bool s_k_fast, bool l_k_fast, SkinnyLaunch& out) {
+  if (s_k_fast) l_k_fast ? pick<ROWS, true, true>(t, out) : pick<ROWS, true, false>(t, out);
+  else l_k_fast ? pick<ROWS, false, true>(t, out) : pick<ROWS, false, false>(t, out);
+}
+
+class SkinnyMmaFamily final : public PlannedFamily<SkinnyLaunch> {
+ public:
+  explicit SkinnyMmaFamily(CudaDevice& device) : dev_(device) {}
+  const char* name() const override { return "skinny_mma"; }
+  std::span<const Config> configs() const override { return kConfigs; }
+  Status can_implement(const Problem& p, const Config& c) const override {
+    SkinnyLaunch l{};
+    return check(p, c, l, false);
+  }
+  // Not yet run on a GPU: offered only when a descriptor forces one of its configs (factor 0),
+  // until its device tests have passed and its rate is measured. The terms below are the
+  // expected ones: bound by streaming the large operand once (16-byte copies into shared memory,
+  // three or four blocks per SM with two stages in flight each; split-K supplies the blocks),
+  // the tensor cores far from busy at 32 rows or fewer, fragments read element by element.
+  CostHints hints(const Problem&, const Config&) const override {
+    CostHints h;
+    h.factor = 0;
+    h.note = "not yet run on a GPU: offered only when forced";
+    h.efficiency = 0.25;
+    h.memory_efficiency = 0.75;
+    h.memory_items_per_unit = 3;
+    h.split_fixed_steps = 1;
+    return h;
+  }
+
+ protected:
+  Status plan(const Problem& p, const Config& c, SkinnyLaunch& l) const override { return check(p, c, l, true); }
+  Status launch(SkinnyLaunch& l, void* stream) override { return launch_skinny(dev_, l, stream); }
+  void summarize(const SkinnyLaunch& l, PlanSummary& out) const override { summarize_skinny(l, out); }
+
+ private:
+  Status check(const Problem& p, const Config& c, SkinnyLaunch& out, bool fill) const {
+    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
+    const MmaRow* row = nullptr;
+    for (size_t i = 0; i < kRowCount; ++i)
+      for (size_t j = 0; j < kSplitCount; ++j)
+        if (kConfigs[i * kSplitCount + j] == c) row = &kRows[i];
+    if (!row) return fail("the config must be one of the table's rows (families/skinny_mma.inc) with one of its splits");
+    if (Status s = refuse_block_scales(p); !s) return s;
+    if (dev_.info.limits.arch < 80) return fail("mma.sync with bf16 and cp.async need sm_80 or newer");
+    if (p.a.dtype != p.b.dtype || (p.a.dtype != OG_DTYPE_F16 && p.a.dtype != OG_DTYPE_BF16))
+      return fail("the tensor-core skinny kernel takes f16 x f16 or bf16 x bf16");
+    if (dev_.info.limits.arch >= 90 && hopper_loads_in_place(p))
+      return fail("sm90_wgmma streams this problem's 16-bit operands in place through TMA");
+    const bool t = transposed_form(row->form);
+    const int64_t small = skinny_rows(p, t);
+    const int lowest = row->rows == 16 ? 1 : row->rows / 2 + 1;
+    if (small > row->rows || small < lowest)
+      return fail("the " + std::to_string(row->rows) + "-row tile serves problems of " + std::to_string(lowest) + " to " +
+                  std::to_string(row->rows) + (t ? " columns" : " rows"));
+    // The oriented operands' unit strides: S = A (or B^T) along K or its rows, L = B (or A^T)
+    // along K or its columns.
+    const Operand& s_op = t ? p.b : p.a;
+    const Operand& l_op = skinny_large(p, t);
+    const bool s_k_fast = (t ? s_op.stride_row : s_op.stride_col) == 1, s_r_fast = (t ? s_op.stride_col : s_op.stride_row) == 1;
+    const bool l_k_fast = (t ? l_op.stride_col : l_op.stride_row) == 1, l_c_fast = (t ? l_op.stride_row : l_op.stride_col) == 1;
+    if (!s_k_fast && !s_r_fast) return fail("the few-row operand needs a unit stride");
+    if (!l_k_fast && !l_c_fast) return fail("the large operand needs a unit stride");
+    namespace sm = skinny_mma;
+    if (Status s = plan_skinny(dev_, p, t, row->rows, sm::kCols, sm::kChunk, c.split_k, fill, out); !s || !fill) return s;
+    if (row->rows == 16) pick<16>(p.a.dtype, s_k_fast, l_k_fast, out);
+    else pick<32>(p.a.dtype, s_k_fast, l_k_fast, out);
+    out.note = "mma.sync, operands read in place at any alignment";
+    return {};
+  }
+
+  CudaDevice& dev_;
+};
+
+}  // namespace
+
+std::unique_ptr<KernelFamily> make_skinny_mma_family(CudaDevice& device) { return std::make_unique<SkinnyMmaFamily>(device); }
+
+}  // namespace omnigemm::detail

@@ -1,0 +1,135 @@
+// The index arithmetic of the tensor-core skinny kernel (skinny_mma_kernel.cuh), written once for
+// the kernel and for the host model that checks it (tests/skinny_mma/test_skinny_mma_model.cpp):
+// which lines a stage copies and from where, which 16-byte chunks go by cp.async and which
+// element by element, where an element of a stage lies in shared memory, and which elements of
+// D' = S * L a lane's mma.m16n8k16 fragments hold. Compiles as C++ (host) and CUDA; no pointers,
+// only integers (addresses as 64-bit integers).
+//
+// An operand's "lines" are its runs along its unit stride: S (rows x K) has ROWS lines of K (S
+// contiguous along K) or one line of ROWS per K; L (K x cols) has one line of K per column (L
+// contiguous along K) or one line of 64 columns per K. A stage holds 64 of K; each line sits in
+// shared memory at a pitch of its length + 8 elements, starting with the 16-byte aligned chunk
+// that holds its first element: the element's place in that chunk is the line's shift.
+#pragma once
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define OG_SKINNY_FN __host__ __device__ constexpr inline
+#else
+#define OG_SKINNY_FN constexpr inline
+#endif
+
+namespace omnigemm::detail::skinny_mma {
+
+constexpr int kThreads = 256;  // eight warps: four along K (16 each), two along the columns (32 each)
+constexpr int kCols = 64;      // columns of D' per block
+constexpr int kChunk = 64;     // K per stage
+constexpr int kStages = 3;
+constexpr int kWarpsK = 4, kWarpsN = 2;
+static_assert(kWarpsK * kWarpsN * 32 == kThreads && kWarpsK * 16 == kChunk && kWarpsN * 32 == kCols);
+
+// A stage's tile of one operand: `lines` lines of up to `len` elements at `pitch` elements.
+struct TileShape {
+  int lines, len, pitch, chunks_per_line, bytes;
+};
+OG_SKINNY_FN TileShape tile_shape(int lines, int len) { return {lines, len, len + 8, len / 8 + 1, lines * (len + 8) * 2}; }
+OG_SKINNY_FN TileShape s_tile(int rows, bool k_fast) { return k_fast ? tile_shape(rows, kChunk) : tile_shape(kChunk, rows); }
+OG_SKINNY_FN TileShape l_tile(bool k_fast) { return k_fast ? tile_shape(kCols, kChunk) : tile_shape(kChunk, kCols); }
+OG_SKINNY_FN int stage_bytes(int rows, bool s_k_fast, bool l_k_fast) { return s_tile(rows, s_k_fast).bytes + l_tile(l_k_fast).bytes; }
+// The block's shared memory: the stages' ring, which afterwards holds the K-warps' f32 sums.
+OG_SKINNY_FN int ring_bytes(int rows, bool s_k_fast, bool l_k_fast) {
+  const int stages = kStages * stage_bytes(rows, s_k_fast, l_k_fast), sums = kWarpsK * rows * kCols * 4;
+  return stages > sums ? stages : sums;
+}
+
+// One operand of the oriented problem: its address, element strides and the batch's extent.
+struct OperandGeometry {
+  uint64_t addr;           // byte address of element (0, 0) of batch 0 (2-byte elements)
+  int64_t sr, sc, bs;      // strides in elements: rows, columns, batches
+};
+// The bytes [lo, hi) from the batch's first element to past its last: the only memory a 16-byte
+// copy may touch.
+OG_SKINNY_FN void extent(const OperandGeometry& o, int64_t batch, int rows, int cols, uint64_t& lo, uint64_t& hi) {
+  lo = o.addr + 2u * uint64_t(batch * o.bs);
+  hi = lo + 2u * uint64_t(int64_t(rows - 1) * o.sr + int64_t(cols - 1) * o.sc + 1);
+}
+
+// Where one stage's lines come from: line i starts at element first + i * line_stride of the
+// operand (address addr) and has `count` elements if i < lines, none otherwise.
+struct LineSource {
+  uint64_t addr;
+  int64_t first, line_stride;
+  int lines, count;
+  uint64_t lo, hi;
+};
+OG_SKINNY_FN uint64_t line_address(const LineSource& s, int i) { return s.addr + 2u * uint64_t(s.first + int64_t(i) * s.line_stride); }
+// The place of line i's first element in its 16-byte chunk, in elements.
+OG_SKINNY_FN int line_shift(const LineSource& s, int i) { return int(line_address(s, i) & 15u) >> 1; }
+
+// The lines of stage `chunk` of a block: S (rows x K, k_fast: unit stride along K, else along
+// its rows) and L (K x cols, k_fast: along K, else along the columns), the block's columns from
+// c0, its K slice [kb, ke). A stage advances K by kChunk elements, a multiple of 8, so a line's
+// shift is the same in every stage of the block.
+struct StageArgs {
+  OperandGeometry s, l;
+  int rows, cols, k;
+  bool s_k_fast, l_k_fast;
+};
+OG_SKINNY_FN void stage_sources(const StageArgs& a, int64_t batch, int c0, int kb, int ke, int chunk, LineSource& s, LineSource& l) {
+  const int k0 = kb + chunk * kChunk, kn = ke - k0 < kChunk ? ke - k0 : kChunk;
+  const int cols_here = a.cols - c0 < kCols ? a.cols - c0 : kCols;
+  const int64_t sbase = batch * a.s.bs, lbase = batch * a.l.bs;
+  s.addr = a.s.addr;
+  extent(a.s, batch, a.rows, a.k, s.lo, s.hi);
+  if (a.s_k_fast) s.first = sbase + k0 * a.s.sc, s.line_stride = a.s.sr, s.lines = a.rows, s.count = kn;
+  else s.first = sbase + k0 * a.s.sc, s.line_stride = a.s.sc, s.lines = kn, s.count = a.rows;
+  l.addr = a.l.addr;
+  extent(a.l, batch, a.k, a.cols, l.lo, l.hi);
+  if (a.l_k_fast) l.first = lbase + c0 * a.l.sc + k0 * a.l.sr, l.line_stride = a.l.sc, l.lines = cols_here, l.count = kn;
+  else l.first = lbase + k0 * a.l.sr + c0 * a.l.sc, l.line_stride = a.l.sr, l.lines = kn, l.count = cols_here;
+}
+
+// What copy slot `slot` (line slot / chunks_per_line, its chunk q) of a tile does: nothing (the
+// line is absent or the chunk past its end), one 16-byte copy of the aligned chunk at `chunk`
+// (inside the operand's extent), or element by element the line's own elements in that chunk
+// (an end of the extent). `to` is the chunk's first element in the tile.
+enum class CopyKind : int { none = 0, vector = 1, elements = 2 };
+struct ChunkCopy {
+  CopyKind kind;
+  uint64_t chunk, line;  // byte addresses: the chunk, and the line's first element
+  int valid;             // the line's elements
+  int to;
+};
+OG_SKINNY_FN ChunkCopy chunk_copy(const TileShape& t, const LineSource& s, int slot) {
+  const int i = slot / t.chunks_per_line, q = slot % t.chunks_per_line;
+  ChunkCopy c{CopyKind::none, 0, 0, 0, i * t.pitch + q * 8};
+  if (i >= s.lines) return c;
+  c.line = line_address(s, i);
+  c.valid = s.count;
+  const int shift = int(c.line & 15u) >> 1;
+  if (q * 8 >= shift + c.valid) return c;
+  c.chunk = (c.line & ~uint64_t(15)) + 16u * uint64_t(q);
+  c.kind = c.chunk >= s.lo && c.chunk + 16 <= s.hi ? CopyKind::vector : CopyKind::elements;
+  return c;
+}
+// Whether byte address `at` of a chunk copied element by element holds one of the line's own elements.
+OG_SKINNY_FN bool own_element(const ChunkCopy& c, uint64_t at) { return at >= c.line && at < c.line + 2u * uint64_t(c.valid); }
+
+// Element (x, k) of a stage's tile (x: S's row or L's column, k: the K offset in the stage) on a
+// line with the given shift, as an element index into the tile.
+OG_SKINNY_FN int tile_index(const TileShape& t, bool k_fast, int x, int k, int shift) {
+  return (k_fast ? x : k) * t.pitch + shift + (k_fast ? k : x);
+}
+
+// A lane's mma.m16n8k16 fragments (g = lane / 4, t = lane % 4), for warp (wk, wn): K offsets within
+// the stage kw + k_offset(q) for q = 0..3; A (S) rows 16 i + g + 8 h; B (L) columns
+// 32 wn + 8 j + g; accumulator q of fragment (i, j) at row 16 i + g + 8 (q / 2), column
+// 32 wn + 8 j + 2 t + q % 2.
+OG_SKINNY_FN int k_offset(int q) { return (q & 1) + (q >> 1) * 8; }
+OG_SKINNY_FN int frag_k(int wk, int t, int q) { return wk * 16 + 2 * t + k_offset(q); }
+OG_SKINNY_FN int frag_row(int i, int g, int h) { return i * 16 + g + 8 * h; }
+OG_SKINNY_FN int frag_col(int wn, int j, int g) { return wn * 32 + j * 8 + g; }
+OG_SKINNY_FN int acc_row(int i, int g, int q) { return i * 16 + g + 8 * (q / 2); }
+OG_SKINNY_FN int acc_col(int wn, int j, int t, int q) { return wn * 32 + j * 8 + 2 * t + q % 2; }
+
+}  // namespace omnigemm::detail::skinny_mma

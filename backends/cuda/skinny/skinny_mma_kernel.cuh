@@ -1,0 +1,184 @@
+// The cuda.skinny_mma kernel: GEMMs with at most 32 rows of output (or columns, run transposed)
+// on the tensor cores (mma.sync m16n8k16, f16 or bf16, f32 accumulators), reading operands of
+// any 2-byte alignment in place: no copy, one launch. The problem arrives oriented as for
+// cuda.skinny (skinny_kernel.cuh): D' (rows x cols) = S (rows x K) * L (K x cols).
+//
+// Loads (the index arithmetic is mma_layout.h's, shared with the host model that checks it).
+// Each operand must have a unit stride; its "lines" are the runs along that stride. A stage
+// copies each line of the tile with 16-byte cp.async copies of the aligned chunks that cover it,
+// into a shared line that starts on a 16-byte boundary; the line's shift (its first element's
+// place in its first chunk) is applied when the fragments are read, and is the same in every
+// stage, so each thread computes the shifts of the lines it reads once. Every 16-byte
+// read lies inside the operand's own extent [first element, last element] of the batch; the
+// chunks at the two ends of that extent are read element by element instead, so nothing
+// outside the caller's matrix is ever addressed.
+//
+// Tile: 64 columns of D' and K chunks of 64, three stages. Eight warps: four along K (16 each)
+// and two along the columns (32 each), each holding ROWS x 32 accumulators. Fragments are read
+// as 16-bit elements; K beyond the slice reads as zero in both operands (the shared bytes there
+// are whatever the copies brought, so masking one side alone would let 0 x NaN through).
+// The four K-warps' sums are added in warp order, then skinny_finish (split-K in a cluster or
+// through a workspace, in slice order; the epilogue) as cuda.skinny does: deterministic.
+#pragma once
+#include <type_traits>
+
+#include "mma_layout.h"
+#include "skinny_kernel.cuh"
+
+namespace omnigemm::detail::cuda {
+
+static_assert(skinny_mma::kThreads == skinny::kThreads, "skinny_finish reduces with the skinny kernels' block size");
+
+// Copies the chunks of one tile of a stage (every thread its slots).
+__device__ __forceinline__ void copy_lines(unsigned char* tile, const skinny_mma::TileShape& shape, const skinny_mma::LineSource& src) {
+  using namespace skinny_mma;
+  const int slots = shape.lines * shape.chunks_per_line;
+#pragma unroll 1
+  for (int s = int(threadIdx.x); s < slots; s += kThreads) {
+    const ChunkCopy c = chunk_copy(shape, src, s);
+    unsigned short* to = reinterpret_cast<unsigned short*>(tile) + c.to;
+    if (c.kind == CopyKind::vector) {
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(unsigned(__cvta_generic_to_shared(to))),
+                   "l"(reinterpret_cast<const void*>(c.chunk)));
+    } else if (c.kind == CopyKind::elements) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        const uint64_t at = c.chunk + 2u * unsigned(e);
+        if (own_element(c, at)) to[e] = *reinterpret_cast<const unsigned short*>(at);
+      }
+    }
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void skinny_mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  if constexpr (std::is_same_v<T, __half>)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// S_K_FAST: S has a unit stride along K (else along its rows); L_K_FAST likewise for L (else
+// along its columns). T: __half or __nv_bfloat16, both operands.
+template <int ROWS, bool S_K_FAST, bool L_K_FAST, class T>
+__global__ void __launch_bounds__(skinny::kThreads, ROWS > 16 ? 3 : 4) skinny_mma_kernel(SkinnyArgs p) {
+  using namespace skinny_mma;
+  constexpr TileShape kS = s_tile(ROWS, S_K_FAST), kL = l_tile(L_K_FAST);
+  constexpr int kStage = stage_bytes(ROWS, S_K_FAST, L_K_FAST);
+  constexpr int kFragsM = ROWS / 16;
+  __shared__ __align__(16) unsigned char ring[ring_bytes(ROWS, S_K_FAST, L_K_FAST)];
+
+  const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+  const int wk = warp % kWarpsK, wn = warp / kWarpsK, g = lane >> 2, t = lane & 3;
+  const int slice = int(blockIdx.x) % p.split, c0 = (int(blockIdx.x) / p.split) * kCols;
+  const long long batch = blockIdx.z + p.batch_base;
+  const int kb = slice * p.slice_k, ke = min(p.k, kb + p.slice_k);
+  const int chunks = ke > kb ? (ke - kb + kChunk - 1) / kChunk : 0;
+  const StageArgs sa{{reinterpret_cast<uint64_t>(p.s.ptr), p.s.sr, p.s.sc, p.s.bs},
+                     {reinterpret_cast<uint64_t>(p.l.ptr), p.l.sr, p.l.sc, p.l.bs},
+                     p.rows, p.cols, p.k, S_K_FAST, L_K_FAST};
+  auto load_stage = [&](int chunk, int slot) {
+    LineSource s, l;
+    stage_sources(sa, batch, c0, kb, ke, chunk, s, l);
+    copy_lines(ring + slot * kStage, kS, s);
+    copy_lines(ring + slot * kStage + kS.bytes, kL, l);
+  };
+
+  // The shifts of the lines this lane's fragment elements lie on (S: its rows, or its K
+  // offsets; L: its columns, or its K offsets).
+  int s_shift[S_K_FAST ? 2 * kFragsM : 4], l_shift[4];
+  {
+    LineSource s, l;
+    stage_sources(sa, batch, c0, kb, ke, 0, s, l);
+    if constexpr (S_K_FAST) {
+#pragma unroll
+      for (int i = 0; i < 2 * kFragsM; ++i) s_shift[i] = line_shift(s, frag_row(i / 2, g, i % 2));
+    } else {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) s_shift[q] = line_shift(s, frag_k(wk, t, q));
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q) l_shift[q] = line_shift(l, L_K_FAST ? frag_col(wn, q, g) : frag_k(wk, t, q));
+  }
+
+  float acc[kFragsM][4][4];
+#pragma unroll
+  for (int i = 0; i < kFragsM; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+
+  // This warp's k16 step on a stage: A fragments from S, B fragments from L; K offsets at or
+  // past kvalid read as zero (MASK: the stage is the slice's ragged last one).
+  auto mma_stage = [&](int slot, auto masked, int kvalid) {
+    constexpr bool kMask = decltype(masked)::value;
+    const unsigned short* st = reinterpret_cast<const unsigned short*>(ring + slot * kStage);
+    const unsigned short* lt = reinterpret_cast<const unsigned short*>(ring + slot * kStage + kS.bytes);
+    auto s_at = [&](int i, int h, int q) {
+      const int k = frag_k(wk, t, q);
+      const unsigned v = st[tile_index(kS, S_K_FAST, frag_row(i, g, h), k, s_shift[S_K_FAST ? 2 * i + h : q])];
+      return kMask && k >= kvalid ? 0u : v;
+    };
+    auto l_at = [&](int j, int q) {
+      const int k = frag_k(wk, t, q);
+      const unsigned v = lt[tile_index(kL, L_K_FAST, frag_col(wn, j, g), k, l_shift[L_K_FAST ? j : q])];
+      return kMask && k >= kvalid ? 0u : v;
+    };
+    unsigned a[kFragsM][4];
+#pragma unroll
+    for (int i = 0; i < kFragsM; ++i) {
+      a[i][0] = s_at(i, 0, 0) | s_at(i, 0, 1) << 16;
+      a[i][1] = s_at(i, 1, 0) | s_at(i, 1, 1) << 16;
+      a[i][2] = s_at(i, 0, 2) | s_at(i, 0, 3) << 16;
+      a[i][3] = s_at(i, 1, 2) | s_at(i, 1, 3) << 16;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const unsigned b0 = l_at(j, 0) | l_at(j, 1) << 16, b1 = l_at(j, 2) | l_at(j, 3) << 16;
+#pragma unroll
+      for (int i = 0; i < kFragsM; ++i) skinny_mma_16816<T>(acc[i][j], a[i], b0, b1);
+    }
+  };
+
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < chunks) load_stage(s, s);
+    asm volatile("cp.async.commit_group;\n" ::);
+  }
+  for (int c = 0; c < chunks; ++c) {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));
+    __syncthreads();  // stage c landed for every thread; stage c - 1's slot is free
+    const int next = c + kStages - 1;
+    if (next < chunks) load_stage(next, next % kStages);
+    asm volatile("cp.async.commit_group;\n" ::);
+    const int kvalid = ke - (kb + c * kChunk);
+    if (kvalid >= kChunk) mma_stage(c % kStages, std::false_type{}, kvalid);
+    else mma_stage(c % kStages, std::true_type{}, kvalid);
+  }
+  asm volatile("cp.async.wait_group 0;\n" ::);
+  __syncthreads();  // the ring becomes the K-warps' partial sums
+
+  float(*red)[ROWS][kCols] = reinterpret_cast<float(*)[ROWS][kCols]>(ring);
+#pragma unroll
+  for (int i = 0; i < kFragsM; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) red[wk][acc_row(i, g, q)][acc_col(wn, j, t, q)] = acc[i][j][q];
+  __syncthreads();
+  for (int o = int(threadIdx.x); o < ROWS * kCols; o += kThreads) {
+    const int r = o / kCols, c = o % kCols;
+    float v = red[0][r][c];
+#pragma unroll
+    for (int w = 1; w < kWarpsK; ++w) v += red[w][r][c];
+    red[0][r][c] = v;  // only this thread reads (r, c)
+  }
+  __syncthreads();
+  skinny_finish<ROWS, kCols>(p, red[0], c0, batch, slice);
+}
+
+}  // namespace omnigemm::detail::cuda

@@ -1,0 +1,190 @@
+// cuda.skinny_mma on a GPU: every table row with every split, forced, on ragged problems it
+// serves (both ends of its row range, every unit-stride layout of both operands, odd leading
+// dimensions, K slices with masked tails, batches, f16 and bf16, every output dtype, C, bias and
+// activations); device pointers with misaligned bases and a broadcast B; bit-identical results
+// run to run with split-K; the refusals. (The family is offered only when forced until these
+// have passed on a GPU: tests/cuda/test_cuda_model.cpp checks that gate.)
+// Without an sm_90 device every test prints "SKIPPED cuda: <test>: <reason>".
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "context_internal.hpp"
+#include "cuda_device_support.hpp"
+
+using namespace omnigemm;
+using namespace omnigemm::test;
+
+namespace {
+
+std::vector<detail::Config> mma_configs(Context& ctx) {
+  for (detail::KernelFamily* f : detail::context_backend(ctx.c_handle()).families())
+    if (std::string(f->name()) == "skinny_mma") return {f->configs().begin(), f->configs().end()};
+  FAIL("no CUDA family skinny_mma");
+  return {};
+}
+
+int tile_rows(const detail::Config& cfg) { return cfg.form.view()[0] == 't' ? cfg.block_n : cfg.block_m; }
+
+// A case `cfg` serves: `small` rows (columns for tmma), the long side two blocks and a ragged
+// tail, K split into the config's slices with a masked tail; `layout` picks A's and B's
+// transposition (every unit-stride layout of S and L).
+Case mma_case(const detail::Config& cfg, int64_t small, int layout, int variant) {
+  const bool t = cfg.form.view()[0] == 't';
+  const int64_t cols = 2 * 64 + 5 + 7 * variant;
+  const int64_t k = 64 * int64_t(cfg.split_k) + 7 + 3 * variant;
+  Case c{t ? cols : small, t ? small : cols, k, 1 + (variant + layout) % 2};
+  c.a = c.b = variant % 2 ? Dtype::bf16 : Dtype::f16;
+  const Dtype outs[] = {Dtype::f32, Dtype::f16, Dtype::bf16};
+  c.d = outs[(variant + layout) % 3];
+  c.ta = layout & 1;
+  c.tb = layout & 2;
+  c.ld = variant & 2 ? Layout::col_major : Layout::row_major;
+  c.epi.alpha = 0.75f;
+  c.epi.beta = (layout + variant) % 2 ? -0.5f : 0.0f;
+  c.epi.act = Activation((layout + variant) % 5);
+  c.epi.slope = 0.1f;
+  c.epi.bias_mode = BiasMode((layout + variant) % 3);
+  c.config = cfg.to_string();
+  return c;
+}
+
+// D = act(alpha A B) on device memory, A and B at byte offsets that misalign their bases, B
+// broadcast over the batches when b_broadcast, `config` forced.
+void run_offset_case(Context& ctx, int64_t m, int64_t n, int64_t k, int64_t batch, Dtype in, bool ta, bool tb,
+                            uint64_t a_offset, uint64_t b_offset, bool b_broadcast, const std::string& config) {
+  CAPTURE(m);
+  CAPTURE(n);
+  CAPTURE(k);
+  CAPTURE(batch);
+  CAPTURE(ta);
+  CAPTURE(tb);
+  CAPTURE(a_offset);
+  CAPTURE(b_offset);
+  CAPTURE(config);
+  HostMatrix A(ta ? k : m, ta ? m : k, in, Layout::row_major, 3, batch, 1);
+  HostMatrix B(tb ? n : k, tb ? k : n, in, Layout::row_major, 5, b_broadcast ? 1 : batch, 3);
+  A.transposed = ta;
+  B.transposed = tb;
+  HostMatrix D(m, n, Dtype::f32, Layout::row_major, 1, batch, 2);
+  A.randomize();
+  B.randomize();
+  D.poison();
+  const HostMatrix before = D;
+  DeviceCopy da(ctx.c_handle(), A, a_offset), db(ctx.c_handle(), B, b_offset), dd(ctx.c_handle(), D);
+  Gemm g;
+  g.a = A.view(da.memory());
+  g.b = B.view(db.memory());
+  g.d = D.view(dd.memory());
+  g.batch_count = batch;
+  g.config = config;
+  g.epilogue.alpha = 0.5f;
+  g.epilogue.activation = Activation::silu;
+  auto ex = ctx.explain(g);
+  REQUIRE_MESSAGE(ex.ok(), ex.status().message);
+  CHECK_MESSAGE(ex->family() == "cuda.skinny_mma", ex->report());
+  const Status s = ctx.run(g);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  dd.download(D);
+  EpilogueSpec e;
+  e.alpha = 0.5f;
+  e.act = Activation::silu;
+  const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, e, batch), &before);
+  CHECK(r.non_finite == 0);
+  CHECK(r.padding_touched == 0);
+  CHECK(r.rel_error <= tolerance(Dtype::f32, k, in, in));
+}
+
+}  // namespace
+
+TEST_CASE("cuda: skinny_mma, forced, on every table row, split and operand layout with ragged problems") {
+  auto ctx = sm90_context("skinny_mma rows");
+  if (!ctx) return;
+  int ran = 0;
+  for (const detail::Config& cfg : mma_configs(*ctx)) {
+    const int rows = tile_rows(cfg);
+    for (int64_t small : {int64_t(rows == 16 ? 1 : rows / 2 + 1), int64_t(rows)})
+      for (int layout = 0; layout < 4; ++layout) {
+        run_case(*ctx, mma_case(cfg, small, layout, int(small % 3) + ran % 2));
+        ++ran;
+      }
+  }
+  CHECK(ran >= 4 * 7 * 2 * 4);
+}
+
+TEST_CASE("cuda: skinny_mma on device pointers: misaligned bases, odd batch strides, a broadcast B") {
+  auto ctx = sm90_context("skinny_mma device pointers");
+  if (!ctx) return;
+  // Offsets of 2, 6 and 14 bytes put the first element anywhere in its 16-byte chunk; the
+  // operands' first and last chunks then go element by element.
+  run_offset_case(*ctx, 28, 777, 531, 1, Dtype::f16, false, false, 2, 6, false, "skinny_mma:32x64x64-g1-s3-w8-mma");
+  run_offset_case(*ctx, 19, 500, 1000, 3, Dtype::bf16, true, true, 14, 2, true, "skinny_mma:32x64x64-g1-s3-w8-k4-mma");
+  run_offset_case(*ctx, 5, 300, 2049, 2, Dtype::f16, false, true, 6, 14, false, "skinny_mma:16x64x64-g1-s3-w8-k16-mma");
+  run_offset_case(*ctx, 333, 12, 700, 2, Dtype::bf16, true, false, 2, 2, true, "skinny_mma:64x16x64-g1-s3-w8-k2-tmma");
+  run_offset_case(*ctx, 611, 31, 97, 1, Dtype::f16, false, false, 14, 6, false, "skinny_mma:64x32x64-g1-s3-w8-tmma");
+}
+
+TEST_CASE("cuda: skinny_mma refuses what it does not serve, naming why") {
+  auto ctx = sm90_context("skinny_mma refusals");
+  if (!ctx) return;
+  Case r{40, 300, 100};  // 40 rows: more than any row of the table
+  r.a = r.b = r.d = Dtype::f16;
+  r.config = "skinny_mma:32x64x64-g1-s3-w8-mma";
+  r.must_refuse = "serves problems of 17 to 32 rows";
+  run_case(*ctx, r);
+  Case f{4, 300, 100};  // f32 inputs: the f32 FMA kernels' (cuda.skinny)
+  f.a = f.b = f.d = Dtype::f32;
+  f.config = "skinny_mma:16x64x64-g1-s3-w8-mma";
+  f.must_refuse = "f16 x f16 or bf16 x bf16";
+  run_case(*ctx, f);
+  Case x{4, 300, 100};  // mixed inputs
+  x.a = Dtype::f16;
+  x.b = x.d = Dtype::bf16;
+  x.config = "skinny_mma:16x64x64-g1-s3-w8-mma";
+  x.must_refuse = "f16 x f16 or bf16 x bf16";
+  run_case(*ctx, x);
+  Case s{4, 300, 100};  // two K chunks cannot make eight slices
+  s.a = s.b = s.d = Dtype::bf16;
+  s.config = "skinny_mma:16x64x64-g1-s3-w8-k8-mma";
+  s.must_refuse = "split-K 8 needs";
+  run_case(*ctx, s);
+  Case o{4, 300, 100};  // aligned f16: the TMA kernel streams it in place
+  o.a = o.b = o.d = Dtype::f16;
+  o.tma_aligned = true;
+  o.config = "skinny_mma:16x64x64-g1-s3-w8-mma";
+  o.must_refuse = "streams this problem's 16-bit operands in place";
+  run_case(*ctx, o);
+}
+
+TEST_CASE("cuda: skinny_mma split-K gives the same bits on every run") {
+  auto ctx = sm90_context("skinny_mma determinism");
+  if (!ctx) return;
+  HostMatrix A(27, 5000, Dtype::bf16, Layout::row_major, 3), B(5000, 333, Dtype::bf16, Layout::row_major, 1),
+      D(27, 333, Dtype::f32);
+  A.randomize();
+  B.randomize();
+  // A cluster split (8) and a deep one (32: partial sums in the workspace, summed by the last slice).
+  for (const char* config : {"skinny_mma:32x64x64-g1-s3-w8-k8-mma", "skinny_mma:32x64x64-g1-s3-w8-k32-mma"}) {
+    CAPTURE(config);
+    Gemm g;
+    g.a = A.host_view();
+    g.b = B.host_view();
+    g.config = config;
+    std::vector<unsigned char> first;
+    for (int run = 0; run < 3; ++run) {
+      D.poison();
+      g.d = D.host_view();
+      const Status s = ctx->run_host(g);
+      REQUIRE_MESSAGE(s.ok(), s.message);
+      if (run == 0) {
+        const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1));
+        CHECK(r.non_finite == 0);
+        CHECK(r.rel_error <= tolerance(Dtype::f32, 5000, Dtype::bf16, Dtype::bf16));
+        first = D.bytes;
+      } else {
+        CHECK(D.bytes == first);
+      }
+    }
+  }
+}
