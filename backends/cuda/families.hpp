@@ -1,7 +1,7 @@
 // The CUDA backend's kernel families, fastest first: cuda.sm100_tcgen05 (Blackwell, compute
 // capability 10.x), cuda.sm90_blockscaled (Hopper, block-scaled operands only), cuda.sm90_wgmma
 // (Hopper), cuda.sm90_repack (Hopper, on copies of operands TMA cannot load), cuda.sm80_mma
-// (Ampere and newer), cuda.sgemm (f32 inputs, sm_80 and newer), cuda.skinny_mma (at most 32 output
+// (Ampere and newer), cuda.sgemm (f32 inputs, sm_80 and newer), cuda.skinny_mma (at most 64 output
 // rows or columns of 16-bit operands TMA cannot load in place, on the tensor cores), cuda.skinny
 // (at most 16 output rows or columns, any dtype and strides, f32 FMA), cuda.simt
 // (everything else). Each is defined by its table in families/.

@@ -354,7 +354,7 @@ TEST_CASE("cuda model: unaligned skinny problems stream on cuda.skinny; aligned 
       for (const Config& c : f->configs()) CHECK_FALSE(f->can_implement(wide, c));
 }
 
-TEST_CASE("cuda model: skinny_mma plans unaligned 16-bit problems of up to 32 rows; only forced until run on a GPU") {
+TEST_CASE("cuda model: skinny_mma plans unaligned 16-bit problems of up to 64 rows; only forced until run on a GPU") {
   ModelledH100 be;
   KernelFamily* mma = nullptr;
   for (KernelFamily* f : be.families())
@@ -365,10 +365,11 @@ TEST_CASE("cuda model: skinny_mma plans unaligned 16-bit problems of up to 32 ro
     int64_t m, n, k;
     bool b_col_major;
   };
-  for (const Row& r : std::vector<Row>{{28, 7867, 5384, false}, {10, 6640, 11319, false}, {18, 6758, 954, true}, {2, 985, 12095, false}}) {
+  for (const Row& r : std::vector<Row>{{28, 7867, 5384, false}, {10, 6640, 11319, false}, {18, 6758, 954, true}, {2, 985, 12095, false},
+                                       {46, 1050, 5531, false}}) {
     CAPTURE(r.m);
     const Problem p = problem(r.m, r.n, r.k, OG_DTYPE_F16, OG_DTYPE_F16, r.b_col_major, 3);
-    // Its row of the table (16 or 32 rows, not transposed) with every split of at most K's stages.
+    // Its row of the table (16, 32 or 64 rows, not transposed) with every split of at most K's stages.
     const int64_t stages = (r.k + 63) / 64;
     int runs = 0, splits = 0;
     for (const Config& c : mma->configs()) runs += mma->can_implement(p, c).ok();
@@ -376,11 +377,11 @@ TEST_CASE("cuda model: skinny_mma plans unaligned 16-bit problems of up to 32 ro
     CHECK(runs == splits);
     // A forced config plans: 64 columns a block times the slices, a cluster up to 8 slices, a
     // workspace of partial sums beyond; 256 threads and the ring's shared memory.
-    const char* row = r.m <= 16 ? "16x64x64" : "32x64x64";
+    const char* row = r.m <= 16 ? "16x64x64-g1-s3" : r.m <= 32 ? "32x64x64-g1-s3" : "64x64x64-g1-s2";
     for (int split : {1, 8, 32}) {
       if (split > stages) continue;
       CAPTURE(split);
-      const Config c = *Config::parse(std::string("skinny_mma:") + row + "-g1-s3-w8" + (split > 1 ? "-k" + std::to_string(split) : "") + "-mma");
+      const Config c = *Config::parse(std::string("skinny_mma:") + row + "-w8" + (split > 1 ? "-k" + std::to_string(split) : "") + "-mma");
       PlanSummary plan;
       REQUIRE(mma->describe(p, c, plan).ok());
       CHECK(plan.grid[0] == (r.n + 63) / 64 * split);

@@ -123,16 +123,23 @@ TEST_CASE("cuda: skinny_mma on device pointers: misaligned bases, odd batch stri
   run_offset_case(*ctx, 5, 300, 2049, 2, Dtype::f16, false, true, 6, 14, false, "skinny_mma:16x64x64-g1-s3-w8-k16-mma");
   run_offset_case(*ctx, 333, 12, 700, 2, Dtype::bf16, true, false, 2, 2, true, "skinny_mma:64x16x64-g1-s3-w8-k2-tmma");
   run_offset_case(*ctx, 611, 31, 97, 1, Dtype::f16, false, false, 14, 6, false, "skinny_mma:64x32x64-g1-s3-w8-tmma");
+  run_offset_case(*ctx, 50, 900, 1300, 2, Dtype::bf16, false, true, 6, 2, false, "skinny_mma:64x64x64-g1-s2-w8-k4-mma");
+  run_offset_case(*ctx, 1000, 45, 640, 1, Dtype::f16, true, true, 2, 14, false, "skinny_mma:64x64x64-g1-s2-w8-k16-tmma");
 }
 
 TEST_CASE("cuda: skinny_mma refuses what it does not serve, naming why") {
   auto ctx = sm90_context("skinny_mma refusals");
   if (!ctx) return;
-  Case r{40, 300, 100};  // 40 rows: more than any row of the table
+  Case r{40, 300, 100};  // 40 rows: the 64-row tile's, not the 32-row one's
   r.a = r.b = r.d = Dtype::f16;
   r.config = "skinny_mma:32x64x64-g1-s3-w8-mma";
   r.must_refuse = "serves problems of 17 to 32 rows";
   run_case(*ctx, r);
+  Case w{300, 65, 100};  // 65 columns: more than any row of the table
+  w.a = w.b = w.d = Dtype::bf16;
+  w.config = "skinny_mma:64x64x64-g1-s2-w8-tmma";
+  w.must_refuse = "serves problems of 33 to 64 columns";
+  run_case(*ctx, w);
   Case f{4, 300, 100};  // f32 inputs: the f32 FMA kernels' (cuda.skinny)
   f.a = f.b = f.d = Dtype::f32;
   f.config = "skinny_mma:16x64x64-g1-s3-w8-mma";

@@ -101,6 +101,7 @@ double run_model(const ModelCase& mc) {
   REQUIRE(sa.rows <= mc.rows_tile);
   const sm::TileShape ts = sm::s_tile(mc.rows_tile, sa.s_k_fast), tl = sm::l_tile(sa.l_k_fast);
   const int frags_m = mc.rows_tile / 16;
+  const sm::WarpLayout wl = sm::warp_layout(mc.rows_tile);
   // The family's split: slices of whole stages.
   const int64_t chunks_all = std::max<int64_t>(1, (mc.k + sm::kChunk - 1) / sm::kChunk);
   REQUIRE(mc.split <= chunks_all);
@@ -121,7 +122,10 @@ double run_model(const ModelCase& mc) {
         const int kb = slice * slice_k, ke = std::min(sa.k, kb + slice_k);
         const int chunks = ke > kb ? (ke - kb + sm::kChunk - 1) / sm::kChunk : 0;
         // Per lane of each warp: the line shifts (from stage 0, as the kernel) and accumulators.
-        std::vector<float> acc(size_t(sm::kThreads) * frags_m * 4 * 4, 0.0f);
+        std::vector<float> acc(size_t(sm::kThreads) * frags_m * wl.col_frags * 4, 0.0f);
+        auto acc_at = [&](int warp, int lane, int i, int j, int q) -> float& {
+          return acc[((size_t(warp * 32 + lane) * frags_m + i) * wl.col_frags + j) * 4 + q];
+        };
         sm::LineSource s0, l0;
         sm::stage_sources(sa, b, c0, kb, ke, 0, s0, l0);
         for (int c = 0; c < chunks; ++c) {
@@ -149,76 +153,87 @@ double run_model(const ModelCase& mc) {
           copy(tl, l, pl, lt);
           const int kvalid = ke - (kb + c * sm::kChunk);
           const bool mask = kvalid < sm::kChunk && mc.fault != Fault::no_mask;
-          for (int warp = 0; warp < sm::kThreads / 32; ++warp) {
-            const int wk = warp % sm::kWarpsK, wn = warp / sm::kWarpsK;
-            // The lanes' registers, as the kernel builds them.
-            uint32_t a_reg[32][2][4], b_reg[32][4][2];
-            for (int lane = 0; lane < 32; ++lane) {
-              const int g = lane / 4, tt = lane % 4;
-              auto shift = [&](const sm::LineSource& src, int line) { return mc.fault == Fault::no_shift ? 0 : sm::line_shift(src, line); };
-              auto s_at = [&](int i, int h, int q) -> uint32_t {
-                const int k = sm::frag_k(wk, tt, q), row = sm::frag_row(i, g, h);
-                const int idx = sm::tile_index(ts, sa.s_k_fast, row, k, shift(s0, sa.s_k_fast ? row : k));
-                if (!expect(idx >= 0 && idx < int(st.size()))) return 0u;
-                return mask && k >= kvalid ? 0u : st[size_t(idx)];
-              };
-              auto l_at = [&](int j, int q) -> uint32_t {
-                const int k = sm::frag_k(wk, tt, q), col = sm::frag_col(wn, j, g);
-                const int idx = sm::tile_index(tl, sa.l_k_fast, col, k, shift(l0, sa.l_k_fast ? col : k));
-                if (!expect(idx >= 0 && idx < int(lt.size()))) return 0u;
-                return mask && k >= kvalid ? 0u : lt[size_t(idx)];
-              };
-              for (int i = 0; i < frags_m; ++i) {
-                a_reg[lane][i][0] = s_at(i, 0, 0) | s_at(i, 0, 1) << 16;
-                a_reg[lane][i][1] = s_at(i, 1, 0) | s_at(i, 1, 1) << 16;
-                a_reg[lane][i][2] = s_at(i, 0, 2) | s_at(i, 0, 3) << 16;
-                a_reg[lane][i][3] = s_at(i, 1, 2) | s_at(i, 1, 3) << 16;
-              }
-              for (int j = 0; j < 4; ++j) {
-                b_reg[lane][j][0] = l_at(j, 0) | l_at(j, 1) << 16;
-                b_reg[lane][j][1] = l_at(j, 2) | l_at(j, 3) << 16;
-                if (mc.fault == Fault::b_halves_swapped) b_reg[lane][j][0] = b_reg[lane][j][0] >> 16 | b_reg[lane][j][0] << 16;
-              }
-            }
-            // mma.sync.m16n8k16 per (i, j), with the documented fragment layouts.
-            for (int i = 0; i < frags_m; ++i)
-              for (int j = 0; j < 4; ++j) {
-                float Am[16][16], Bm[16][8];
-                for (int lane = 0; lane < 32; ++lane) {
-                  const int g = lane / 4, tt = lane % 4;
-                  for (int r = 0; r < 4; ++r)
-                    for (int h = 0; h < 2; ++h)
-                      Am[g + 8 * (r % 2)][2 * tt + h + 8 * (r / 2)] = half_value(mc.in, uint16_t(a_reg[lane][i][r] >> (16 * h)));
-                  for (int r = 0; r < 2; ++r)
-                    for (int h = 0; h < 2; ++h) Bm[2 * tt + h + 8 * r][g] = half_value(mc.in, uint16_t(b_reg[lane][j][r] >> (16 * h)));
+          for (int warp = 0; warp < sm::kThreads / 32; ++warp)
+            for (int step = 0; step < wl.k_steps; ++step) {
+              const int wk = warp % wl.warps_k, wn = warp / wl.warps_k;
+              // The lanes' registers, as the kernel builds them: each lane's two line shifts
+              // (sm::shift_index), each checked against its element's own line.
+              uint32_t a_reg[32][4][4], b_reg[32][4][2];
+              for (int lane = 0; lane < 32; ++lane) {
+                const int g = lane / 4, tt = lane % 4;
+                int s_shift[2], l_shift[2];
+                for (int q = 0; q < 2; ++q) {
+                  s_shift[q] = sm::line_shift(s0, sa.s_k_fast ? sm::frag_row(0, g, 0) : sm::frag_k(wl, wk, 0, tt, q));
+                  l_shift[q] = sm::line_shift(l0, sa.l_k_fast ? sm::frag_col(wl, wn, 0, g) : sm::frag_k(wl, wk, 0, tt, q));
                 }
-                for (int lane = 0; lane < 32; ++lane) {
-                  const int g = lane / 4, tt = lane % 4;
-                  for (int q = 0; q < 4; ++q) {
-                    const int row = g + 8 * (q / 2), col = 2 * tt + q % 2;
-                    float sum = 0.0f;
-                    for (int kk = 0; kk < 16; ++kk) sum += Am[row][kk] * Bm[kk][col];
-                    acc[((size_t(warp * 32 + lane) * frags_m + i) * 4 + j) * 4 + q] += sum;
+                auto used = [&](const int (&shifts)[2], bool k_fast, int q, const sm::LineSource& src, int line) {
+                  const int sh = shifts[sm::shift_index(k_fast, q)];
+                  expect(sh == sm::line_shift(src, line));
+                  return mc.fault == Fault::no_shift ? 0 : sh;
+                };
+                auto s_at = [&](int i, int h, int q) -> uint32_t {
+                  const int k = sm::frag_k(wl, wk, step, tt, q), row = sm::frag_row(i, g, h);
+                  const int idx = sm::tile_index(ts, sa.s_k_fast, row, k, used(s_shift, sa.s_k_fast, q, s0, sa.s_k_fast ? row : k));
+                  if (!expect(idx >= 0 && idx < int(st.size()))) return 0u;
+                  return mask && k >= kvalid ? 0u : st[size_t(idx)];
+                };
+                auto l_at = [&](int j, int q) -> uint32_t {
+                  const int k = sm::frag_k(wl, wk, step, tt, q), col = sm::frag_col(wl, wn, j, g);
+                  const int idx = sm::tile_index(tl, sa.l_k_fast, col, k, used(l_shift, sa.l_k_fast, q, l0, sa.l_k_fast ? col : k));
+                  if (!expect(idx >= 0 && idx < int(lt.size()))) return 0u;
+                  return mask && k >= kvalid ? 0u : lt[size_t(idx)];
+                };
+                for (int i = 0; i < frags_m; ++i) {
+                  a_reg[lane][i][0] = s_at(i, 0, 0) | s_at(i, 0, 1) << 16;
+                  a_reg[lane][i][1] = s_at(i, 1, 0) | s_at(i, 1, 1) << 16;
+                  a_reg[lane][i][2] = s_at(i, 0, 2) | s_at(i, 0, 3) << 16;
+                  a_reg[lane][i][3] = s_at(i, 1, 2) | s_at(i, 1, 3) << 16;
+                }
+                for (int j = 0; j < wl.col_frags; ++j) {
+                  b_reg[lane][j][0] = l_at(j, 0) | l_at(j, 1) << 16;
+                  b_reg[lane][j][1] = l_at(j, 2) | l_at(j, 3) << 16;
+                  if (mc.fault == Fault::b_halves_swapped) b_reg[lane][j][0] = b_reg[lane][j][0] >> 16 | b_reg[lane][j][0] << 16;
+                }
+              }
+              // mma.sync.m16n8k16 per (i, j), with the documented fragment layouts.
+              for (int i = 0; i < frags_m; ++i)
+                for (int j = 0; j < wl.col_frags; ++j) {
+                  float Am[16][16], Bm[16][8];
+                  for (int lane = 0; lane < 32; ++lane) {
+                    const int g = lane / 4, tt = lane % 4;
+                    for (int r = 0; r < 4; ++r)
+                      for (int h = 0; h < 2; ++h)
+                        Am[g + 8 * (r % 2)][2 * tt + h + 8 * (r / 2)] = half_value(mc.in, uint16_t(a_reg[lane][i][r] >> (16 * h)));
+                    for (int r = 0; r < 2; ++r)
+                      for (int h = 0; h < 2; ++h) Bm[2 * tt + h + 8 * r][g] = half_value(mc.in, uint16_t(b_reg[lane][j][r] >> (16 * h)));
+                  }
+                  for (int lane = 0; lane < 32; ++lane) {
+                    const int g = lane / 4, tt = lane % 4;
+                    for (int q = 0; q < 4; ++q) {
+                      const int row = g + 8 * (q / 2), col = 2 * tt + q % 2;
+                      float sum = 0.0f;
+                      for (int kk = 0; kk < 16; ++kk) sum += Am[row][kk] * Bm[kk][col];
+                      acc_at(warp, lane, i, j, q) += sum;
+                    }
                   }
                 }
-              }
-          }
+            }
         }
         // The K-warps' sums through the kernel's red[wk][row][col], added in warp order.
-        std::vector<float> red(size_t(sm::kWarpsK) * mc.rows_tile * sm::kCols, 0.0f);
+        std::vector<float> red(size_t(wl.warps_k) * mc.rows_tile * sm::kCols, 0.0f);
         for (int warp = 0; warp < sm::kThreads / 32; ++warp)
           for (int lane = 0; lane < 32; ++lane)
             for (int i = 0; i < frags_m; ++i)
-              for (int j = 0; j < 4; ++j)
+              for (int j = 0; j < wl.col_frags; ++j)
                 for (int q = 0; q < 4; ++q) {
-                  const int wk = warp % sm::kWarpsK, wn = warp / sm::kWarpsK, g = lane / 4, tt = lane % 4;
-                  const int row = sm::acc_row(i, g, q), col = sm::acc_col(wn, j, tt, q);
+                  const int wk = warp % wl.warps_k, wn = warp / wl.warps_k, g = lane / 4, tt = lane % 4;
+                  const int row = sm::acc_row(i, g, q), col = sm::acc_col(wl, wn, j, tt, q);
                   if (!expect(row >= 0 && row < mc.rows_tile && col >= 0 && col < sm::kCols)) continue;
-                  red[(size_t(wk) * mc.rows_tile + row) * sm::kCols + col] = acc[((size_t(warp * 32 + lane) * frags_m + i) * 4 + j) * 4 + q];
+                  red[(size_t(wk) * mc.rows_tile + row) * sm::kCols + col] = acc_at(warp, lane, i, j, q);
                 }
         for (int o = 0; o < mc.rows_tile * sm::kCols; ++o) {
           float v = red[size_t(o)];
-          for (int w = 1; w < sm::kWarpsK; ++w) v += red[size_t(w * mc.rows_tile * sm::kCols + o)];
+          for (int w = 1; w < wl.warps_k; ++w) v += red[size_t(w * mc.rows_tile * sm::kCols + o)];
           block_sum[size_t(o)] += v;  // slices in slice order
         }
       }
@@ -249,7 +264,7 @@ double run_model(const ModelCase& mc) {
 TEST_CASE("skinny_mma model: every row size, orientation, operand layout, alignment and split computes the GEMM") {
   std::uniform_int_distribution<int> offset(0, 7);
   int ran = 0;
-  for (int rows_tile : {16, 32})
+  for (int rows_tile : {16, 32, 64})
     for (bool t : {false, true})
       for (int layout = 0; layout < 4; ++layout)
         for (int variant = 0; variant < 2; ++variant) {
@@ -271,7 +286,7 @@ TEST_CASE("skinny_mma model: every row size, orientation, operand layout, alignm
           CHECK(run_model(mc) <= tolerance(Dtype::f32, mc.k, mc.in, mc.in));
           ++ran;
         }
-  CHECK(ran == 2 * 2 * 4 * 2);
+  CHECK(ran == 3 * 2 * 4 * 2);
 }
 
 TEST_CASE("skinny_mma model: a K shorter than one stage, one row, one column, every base offset") {

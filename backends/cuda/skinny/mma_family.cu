@@ -39,7 +39,7 @@ constexpr bool transposed_form(const char* f) { return f[0] == 't'; }
 constexpr Config row_config(const MmaRow& r, int split) {
   namespace sm = skinny_mma;
   const bool t = transposed_form(r.form);
-  return Config{"skinny_mma", t ? sm::kCols : r.rows, t ? r.rows : sm::kCols, sm::kChunk, 1, sm::kStages, cuda::skinny::kWarps, 0, split, r.form};
+  return Config{"skinny_mma", t ? sm::kCols : r.rows, t ? r.rows : sm::kCols, sm::kChunk, 1, sm::stages(r.rows), cuda::skinny::kWarps, 0, split, r.form};
 }
 constexpr std::array<Config, kRowCount * kSplitCount> make_configs() {
   std::array<Config, kRowCount * kSplitCount> out{};
@@ -74,8 +74,8 @@ class SkinnyMmaFamily final : public PlannedFamily<SkinnyLaunch> {
   // Not yet run on a GPU: offered only when a descriptor forces one of its configs (factor 0),
   // until its device tests have passed and its rate is measured. The terms below are the
   // expected ones: bound by streaming the large operand once (16-byte copies into shared memory,
-  // three or four blocks per SM with two stages in flight each; split-K supplies the blocks),
-  // the tensor cores far from busy at 32 rows or fewer, fragments read element by element.
+  // three or four blocks per SM with one or two stages in flight each; split-K supplies the
+  // blocks), the tensor cores far from busy at 64 rows or fewer, fragments read element by element.
   CostHints hints(const Problem&, const Config&) const override {
     CostHints h;
     h.factor = 0;
@@ -123,7 +123,8 @@ class SkinnyMmaFamily final : public PlannedFamily<SkinnyLaunch> {
     namespace sm = skinny_mma;
     if (Status s = plan_skinny(dev_, p, t, row->rows, sm::kCols, sm::kChunk, c.split_k, fill, out); !s || !fill) return s;
     if (row->rows == 16) pick<16>(p.a.dtype, s_k_fast, l_k_fast, out);
-    else pick<32>(p.a.dtype, s_k_fast, l_k_fast, out);
+    else if (row->rows == 32) pick<32>(p.a.dtype, s_k_fast, l_k_fast, out);
+    else pick<64>(p.a.dtype, s_k_fast, l_k_fast, out);
     out.note = "mma.sync, operands read in place at any alignment";
     return {};
   }

@@ -21,12 +21,23 @@
 
 namespace omnigemm::detail::skinny_mma {
 
-constexpr int kThreads = 256;  // eight warps: four along K (16 each), two along the columns (32 each)
+constexpr int kThreads = 256;  // eight warps
 constexpr int kCols = 64;      // columns of D' per block
 constexpr int kChunk = 64;     // K per stage
-constexpr int kStages = 3;
-constexpr int kWarpsK = 4, kWarpsN = 2;
-static_assert(kWarpsK * kWarpsN * 32 == kThreads && kWarpsK * 16 == kChunk && kWarpsN * 32 == kCols);
+
+// How the eight warps share a stage: warps_k along K (k_steps k16 steps each), warps_n along the
+// columns (col_frags n8 fragments each). Up to 32 rows: 4 x 2 warps, one k16 step and 32 columns
+// each; 64 rows: 2 x 4 warps, two k16 steps and 16 columns each (half the accumulators per lane,
+// half the K-warp sums to add). Stages in the ring: three, two at 64 rows (static shared memory).
+struct WarpLayout {
+  int warps_k, warps_n, k_steps, col_frags;
+};
+OG_SKINNY_FN WarpLayout warp_layout(int rows) { return rows > 32 ? WarpLayout{2, 4, 2, 2} : WarpLayout{4, 2, 1, 4}; }
+OG_SKINNY_FN int stages(int rows) { return rows > 32 ? 2 : 3; }
+OG_SKINNY_FN bool covers_block(const WarpLayout& w) {
+  return w.warps_k * w.warps_n * 32 == kThreads && w.warps_k * w.k_steps * 16 == kChunk && w.warps_n * w.col_frags * 8 == kCols;
+}
+static_assert(covers_block(warp_layout(16)) && covers_block(warp_layout(32)) && covers_block(warp_layout(64)));
 
 // A stage's tile of one operand: `lines` lines of up to `len` elements at `pitch` elements.
 struct TileShape {
@@ -38,8 +49,8 @@ OG_SKINNY_FN TileShape l_tile(bool k_fast) { return k_fast ? tile_shape(kCols, k
 OG_SKINNY_FN int stage_bytes(int rows, bool s_k_fast, bool l_k_fast) { return s_tile(rows, s_k_fast).bytes + l_tile(l_k_fast).bytes; }
 // The block's shared memory: the stages' ring, which afterwards holds the K-warps' f32 sums.
 OG_SKINNY_FN int ring_bytes(int rows, bool s_k_fast, bool l_k_fast) {
-  const int stages = kStages * stage_bytes(rows, s_k_fast, l_k_fast), sums = kWarpsK * rows * kCols * 4;
-  return stages > sums ? stages : sums;
+  const int ring = stages(rows) * stage_bytes(rows, s_k_fast, l_k_fast), sums = warp_layout(rows).warps_k * rows * kCols * 4;
+  return ring > sums ? ring : sums;
 }
 
 // One operand of the oriented problem: its address, element strides and the batch's extent.
@@ -121,15 +132,23 @@ OG_SKINNY_FN int tile_index(const TileShape& t, bool k_fast, int x, int k, int s
   return (k_fast ? x : k) * t.pitch + shift + (k_fast ? k : x);
 }
 
-// A lane's mma.m16n8k16 fragments (g = lane / 4, t = lane % 4), for warp (wk, wn): K offsets within
-// the stage kw + k_offset(q) for q = 0..3; A (S) rows 16 i + g + 8 h; B (L) columns
-// 32 wn + 8 j + g; accumulator q of fragment (i, j) at row 16 i + g + 8 (q / 2), column
-// 32 wn + 8 j + 2 t + q % 2.
+// A lane's mma.m16n8k16 fragments (g = lane / 4, t = lane % 4), for warp (wk, wn) of layout w:
+// K offsets within the stage wk * (kChunk / warps_k) + 16 step + 2 t + k_offset(q) for q = 0..3;
+// A (S) rows 16 i + g + 8 h; B (L) columns wn * (kCols / warps_n) + 8 j + g; accumulator q of
+// fragment (i, j) at row 16 i + g + 8 (q / 2), column wn * (kCols / warps_n) + 8 j + 2 t + q % 2.
 OG_SKINNY_FN int k_offset(int q) { return (q & 1) + (q >> 1) * 8; }
-OG_SKINNY_FN int frag_k(int wk, int t, int q) { return wk * 16 + 2 * t + k_offset(q); }
+OG_SKINNY_FN int frag_k(const WarpLayout& w, int wk, int step, int t, int q) { return wk * (kChunk / w.warps_k) + step * 16 + 2 * t + k_offset(q); }
 OG_SKINNY_FN int frag_row(int i, int g, int h) { return i * 16 + g + 8 * h; }
-OG_SKINNY_FN int frag_col(int wn, int j, int g) { return wn * 32 + j * 8 + g; }
+OG_SKINNY_FN int frag_col(const WarpLayout& w, int wn, int j, int g) { return wn * (kCols / w.warps_n) + j * 8 + g; }
 OG_SKINNY_FN int acc_row(int i, int g, int q) { return i * 16 + g + 8 * (q / 2); }
-OG_SKINNY_FN int acc_col(int wn, int j, int t, int q) { return wn * 32 + j * 8 + 2 * t + q % 2; }
+OG_SKINNY_FN int acc_col(const WarpLayout& w, int wn, int j, int t, int q) { return wn * (kCols / w.warps_n) + j * 8 + 2 * t + q % 2; }
+
+// Lines 8 apart start 8 x line_stride elements apart: at the same place in their 16-byte chunks.
+// So a lane's fragment elements lie on lines of two shifts at most: where lines run along K
+// (one line per row of S or column of L), every line it reads is 8 apart from its first
+// (frag_row(0, g, 0), frag_col(w, wn, 0, g)); where lines are K offsets, those of its K offsets
+// 2t + {0, 8} + 16 step and 2t + {1, 9} + 16 step are 8 apart from frag_k(w, wk, 0, t, 0) and
+// frag_k(w, wk, 0, t, 1). The index (0 or 1) of the shift of element q's line:
+OG_SKINNY_FN int shift_index(bool lines_along_k, int q) { return lines_along_k ? 0 : (q & 1); }
 
 }  // namespace omnigemm::detail::skinny_mma

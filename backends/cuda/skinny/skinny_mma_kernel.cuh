@@ -1,4 +1,4 @@
-// The cuda.skinny_mma kernel: GEMMs with at most 32 rows of output (or columns, run transposed)
+// The cuda.skinny_mma kernel: GEMMs with at most 64 rows of output (or columns, run transposed)
 // on the tensor cores (mma.sync m16n8k16, f16 or bf16, f32 accumulators), reading operands of
 // any 2-byte alignment in place: no copy, one launch. The problem arrives oriented as for
 // cuda.skinny (skinny_kernel.cuh): D' (rows x cols) = S (rows x K) * L (K x cols).
@@ -13,8 +13,8 @@
 // chunks at the two ends of that extent are read element by element instead, so nothing
 // outside the caller's matrix is ever addressed.
 //
-// Tile: 64 columns of D' and K chunks of 64, three stages. Eight warps: four along K (16 each)
-// and two along the columns (32 each), each holding ROWS x 32 accumulators. Fragments are read
+// Tile: 64 columns of D' and K chunks of 64 (stages and how the eight warps share them:
+// mma_layout.h's warp_layout). Fragments are read
 // as 16-bit elements; K beyond the slice reads as zero in both operands (the shared bytes there
 // are whatever the copies brought, so masking one side alone would let 0 x NaN through).
 // The four K-warps' sums are added in warp order, then skinny_finish (split-K in a cluster or
@@ -68,12 +68,13 @@ template <int ROWS, bool S_K_FAST, bool L_K_FAST, class T>
 __global__ void __launch_bounds__(skinny::kThreads, ROWS > 16 ? 3 : 4) skinny_mma_kernel(SkinnyArgs p) {
   using namespace skinny_mma;
   constexpr TileShape kS = s_tile(ROWS, S_K_FAST), kL = l_tile(L_K_FAST);
-  constexpr int kStage = stage_bytes(ROWS, S_K_FAST, L_K_FAST);
-  constexpr int kFragsM = ROWS / 16;
+  constexpr int kStage = stage_bytes(ROWS, S_K_FAST, L_K_FAST), kStages = stages(ROWS);
+  constexpr WarpLayout kW = warp_layout(ROWS);
+  constexpr int kFragsM = ROWS / 16, kSteps = kW.k_steps, kColFrags = kW.col_frags;
   __shared__ __align__(16) unsigned char ring[ring_bytes(ROWS, S_K_FAST, L_K_FAST)];
 
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
-  const int wk = warp % kWarpsK, wn = warp / kWarpsK, g = lane >> 2, t = lane & 3;
+  const int wk = warp % kW.warps_k, wn = warp / kW.warps_k, g = lane >> 2, t = lane & 3;
   const int slice = int(blockIdx.x) % p.split, c0 = (int(blockIdx.x) / p.split) * kCols;
   const long long batch = blockIdx.z + p.batch_base;
   const int kb = slice * p.slice_k, ke = min(p.k, kb + p.slice_k);
@@ -88,60 +89,58 @@ __global__ void __launch_bounds__(skinny::kThreads, ROWS > 16 ? 3 : 4) skinny_mm
     copy_lines(ring + slot * kStage + kS.bytes, kL, l);
   };
 
-  // The shifts of the lines this lane's fragment elements lie on (S: its rows, or its K
-  // offsets; L: its columns, or its K offsets).
-  int s_shift[S_K_FAST ? 2 * kFragsM : 4], l_shift[4];
+  // The shifts of the lines this lane's fragment elements lie on (two at most: shift_index).
+  int s_shift[2], l_shift[2];
   {
     LineSource s, l;
     stage_sources(sa, batch, c0, kb, ke, 0, s, l);
-    if constexpr (S_K_FAST) {
 #pragma unroll
-      for (int i = 0; i < 2 * kFragsM; ++i) s_shift[i] = line_shift(s, frag_row(i / 2, g, i % 2));
-    } else {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) s_shift[q] = line_shift(s, frag_k(wk, t, q));
+    for (int q = 0; q < 2; ++q) {
+      s_shift[q] = line_shift(s, S_K_FAST ? frag_row(0, g, 0) : frag_k(kW, wk, 0, t, q));
+      l_shift[q] = line_shift(l, L_K_FAST ? frag_col(kW, wn, 0, g) : frag_k(kW, wk, 0, t, q));
     }
-#pragma unroll
-    for (int q = 0; q < 4; ++q) l_shift[q] = line_shift(l, L_K_FAST ? frag_col(wn, q, g) : frag_k(wk, t, q));
   }
 
-  float acc[kFragsM][4][4];
+  float acc[kFragsM][kColFrags][4];
 #pragma unroll
   for (int i = 0; i < kFragsM; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < kColFrags; ++j)
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
 
-  // This warp's k16 step on a stage: A fragments from S, B fragments from L; K offsets at or
+  // This warp's k16 steps on a stage: A fragments from S, B fragments from L; K offsets at or
   // past kvalid read as zero (MASK: the stage is the slice's ragged last one).
   auto mma_stage = [&](int slot, auto masked, int kvalid) {
     constexpr bool kMask = decltype(masked)::value;
     const unsigned short* st = reinterpret_cast<const unsigned short*>(ring + slot * kStage);
     const unsigned short* lt = reinterpret_cast<const unsigned short*>(ring + slot * kStage + kS.bytes);
-    auto s_at = [&](int i, int h, int q) {
-      const int k = frag_k(wk, t, q);
-      const unsigned v = st[tile_index(kS, S_K_FAST, frag_row(i, g, h), k, s_shift[S_K_FAST ? 2 * i + h : q])];
-      return kMask && k >= kvalid ? 0u : v;
-    };
-    auto l_at = [&](int j, int q) {
-      const int k = frag_k(wk, t, q);
-      const unsigned v = lt[tile_index(kL, L_K_FAST, frag_col(wn, j, g), k, l_shift[L_K_FAST ? j : q])];
-      return kMask && k >= kvalid ? 0u : v;
-    };
-    unsigned a[kFragsM][4];
 #pragma unroll
-    for (int i = 0; i < kFragsM; ++i) {
-      a[i][0] = s_at(i, 0, 0) | s_at(i, 0, 1) << 16;
-      a[i][1] = s_at(i, 1, 0) | s_at(i, 1, 1) << 16;
-      a[i][2] = s_at(i, 0, 2) | s_at(i, 0, 3) << 16;
-      a[i][3] = s_at(i, 1, 2) | s_at(i, 1, 3) << 16;
-    }
+    for (int step = 0; step < kSteps; ++step) {
+      auto s_at = [&](int i, int h, int q) {
+        const int k = frag_k(kW, wk, step, t, q);
+        const unsigned v = st[tile_index(kS, S_K_FAST, frag_row(i, g, h), k, s_shift[shift_index(S_K_FAST, q)])];
+        return kMask && k >= kvalid ? 0u : v;
+      };
+      auto l_at = [&](int j, int q) {
+        const int k = frag_k(kW, wk, step, t, q);
+        const unsigned v = lt[tile_index(kL, L_K_FAST, frag_col(kW, wn, j, g), k, l_shift[shift_index(L_K_FAST, q)])];
+        return kMask && k >= kvalid ? 0u : v;
+      };
+      unsigned a[kFragsM][4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const unsigned b0 = l_at(j, 0) | l_at(j, 1) << 16, b1 = l_at(j, 2) | l_at(j, 3) << 16;
+      for (int i = 0; i < kFragsM; ++i) {
+        a[i][0] = s_at(i, 0, 0) | s_at(i, 0, 1) << 16;
+        a[i][1] = s_at(i, 1, 0) | s_at(i, 1, 1) << 16;
+        a[i][2] = s_at(i, 0, 2) | s_at(i, 0, 3) << 16;
+        a[i][3] = s_at(i, 1, 2) | s_at(i, 1, 3) << 16;
+      }
 #pragma unroll
-      for (int i = 0; i < kFragsM; ++i) skinny_mma_16816<T>(acc[i][j], a[i], b0, b1);
+      for (int j = 0; j < kColFrags; ++j) {
+        const unsigned b0 = l_at(j, 0) | l_at(j, 1) << 16, b1 = l_at(j, 2) | l_at(j, 3) << 16;
+#pragma unroll
+        for (int i = 0; i < kFragsM; ++i) skinny_mma_16816<T>(acc[i][j], a[i], b0, b1);
+      }
     }
   };
 
@@ -166,15 +165,15 @@ __global__ void __launch_bounds__(skinny::kThreads, ROWS > 16 ? 3 : 4) skinny_mm
 #pragma unroll
   for (int i = 0; i < kFragsM; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < kColFrags; ++j)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) red[wk][acc_row(i, g, q)][acc_col(wn, j, t, q)] = acc[i][j][q];
+      for (int q = 0; q < 4; ++q) red[wk][acc_row(i, g, q)][acc_col(kW, wn, j, t, q)] = acc[i][j][q];
   __syncthreads();
   for (int o = int(threadIdx.x); o < ROWS * kCols; o += kThreads) {
     const int r = o / kCols, c = o % kCols;
     float v = red[0][r][c];
 #pragma unroll
-    for (int w = 1; w < kWarpsK; ++w) v += red[w][r][c];
+    for (int w = 1; w < kW.warps_k; ++w) v += red[w][r][c];
     red[0][r][c] = v;  // only this thread reads (r, c)
   }
   __syncthreads();
