@@ -15,6 +15,25 @@ expect() {  # <file> <fixed string> <what>
   if [ "$n" -gt 0 ]; then echo "ok    $3: $n lines with '$2'"; else echo "FAIL  $3: no '$2' in $(basename "$1")"; failures=$((failures + 1)); fi
 }
 
+# ptxas for sm_80 and sm_90 on <ptx>: at least <count> kernels whose mangled names start with
+# <prefix>, none spilling to local memory.
+no_spills() {  # <ptx> <name> <prefix> <count>
+  local arch log kernels spilling
+  for arch in sm_80 sm_90; do
+    log="$work/$2_$arch.ptxas.log"
+    "$(dirname "$nvcc")/ptxas" -arch=$arch -v "$1" -o "$work/$2_$arch.cubin" 2> "$log" ||
+      { echo "FAIL  ptxas $2 $arch:"; cat "$log"; failures=$((failures + 1)); }
+    kernels=$(grep -c "Compiling entry function '$3" "$log" || true)
+    spilling=$(grep -A2 "Compiling entry function '$3" "$log" | grep "spill stores" |
+               grep -vc " 0 bytes spill stores, 0 bytes spill loads" || true)
+    if [ "$kernels" -ge "$4" ] && [ "$spilling" -eq 0 ]; then
+      echo "ok    $2 $arch: $kernels kernels, none spills"
+    else
+      echo "FAIL  $2 $arch: $kernels kernels (expected $4), $spilling spill"; failures=$((failures + 1))
+    fi
+  done
+}
+
 # sm_80: mma.sync + ldmatrix + cp.async (both multiplicand types), then ptxas for sm_80.
 for t in f16 bf16; do
   ptx="$work/sm80_$t.ptx"
@@ -133,18 +152,7 @@ ptx="$work/sgemm.ptx"
 expect "$ptx" "fma.rn.f32" "sgemm f32 FMA"
 expect "$ptx" "ld.shared.v4.f32" "sgemm float4 shared-memory reads"
 expect "$ptx" "ld.global.nc.v4.f32" "sgemm 16-byte global loads"
-for arch in sm_80 sm_90; do
-  "$(dirname "$nvcc")/ptxas" -arch=$arch -v "$ptx" -o "$work/sgemm_$arch.cubin" 2> "$work/sgemm_$arch.ptxas.log" ||
-    { echo "FAIL  ptxas sgemm $arch:"; cat "$work/sgemm_$arch.ptxas.log"; failures=$((failures + 1)); }
-  kernels=$(grep -c "Compiling entry function '_ZN8omnigemm6detail5sgemm" "$work/sgemm_$arch.ptxas.log" || true)
-  spilling=$(grep -A2 "Compiling entry function '_ZN8omnigemm6detail5sgemm" "$work/sgemm_$arch.ptxas.log" | grep "spill stores" |
-             grep -vc " 0 bytes spill stores, 0 bytes spill loads" || true)
-  if [ "$kernels" -ge 16 ] && [ "$spilling" -eq 0 ]; then
-    echo "ok    sgemm $arch: $kernels kernels, none spills"
-  else
-    echo "FAIL  sgemm $arch: $kernels kernels (expected 16), $spilling spill"; failures=$((failures + 1))
-  fi
-done
+no_spills "$ptx" sgemm "_ZN8omnigemm6detail5sgemm" 16
 
 # The tensor-core skinny family: mma.sync for both 16-bit types, 16-byte cp.async copies of the
 # aligned chunks (operands of any alignment read in place) and no spills at its register budget
@@ -154,18 +162,7 @@ ptx="$work/skinny_mma.ptx"
 expect "$ptx" "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" "skinny_mma f16 tensor-core MMA"
 expect "$ptx" "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" "skinny_mma bf16 tensor-core MMA"
 expect "$ptx" "cp.async.cg.shared.global" "skinny_mma 16-byte chunk copies"
-for arch in sm_80 sm_90; do
-  "$(dirname "$nvcc")/ptxas" -arch=$arch -v "$ptx" -o "$work/skinny_mma_$arch.cubin" 2> "$work/skinny_mma_$arch.ptxas.log" ||
-    { echo "FAIL  ptxas skinny_mma $arch:"; cat "$work/skinny_mma_$arch.ptxas.log"; failures=$((failures + 1)); }
-  kernels=$(grep -c "Compiling entry function '_ZN8omnigemm6detail4cuda17skinny_mma_kernel" "$work/skinny_mma_$arch.ptxas.log" || true)
-  spilling=$(grep -A2 "Compiling entry function '_ZN8omnigemm6detail4cuda17skinny_mma_kernel" "$work/skinny_mma_$arch.ptxas.log" |
-             grep "spill stores" | grep -vc " 0 bytes spill stores, 0 bytes spill loads" || true)
-  if [ "$kernels" -ge 24 ] && [ "$spilling" -eq 0 ]; then
-    echo "ok    skinny_mma $arch: $kernels kernels, none spills"
-  else
-    echo "FAIL  skinny_mma $arch: $kernels kernels (expected 24), $spilling spill"; failures=$((failures + 1))
-  fi
-done
+no_spills "$ptx" skinny_mma "_ZN8omnigemm6detail4cuda17skinny_mma_kernel" 24
 
 if [ "$failures" -ne 0 ]; then echo "codegen check: $failures failure(s)"; exit 1; fi
 echo "codegen check: all passed"

@@ -1,14 +1,17 @@
-// Support for the CUDA tests that run on device pointers: the Hopper context (or a SKIPPED line),
+// Support for the CUDA tests: the Hopper context (or a SKIPPED line), a family's config table,
 // host matrices uploaded into og_memory_alloc'ed memory at a chosen byte offset (to misalign a
-// base on purpose), and one descriptor's run with D downloaded.
+// base on purpose), and the run-to-run bit identity of forced configs.
 #pragma once
 
 #include <doctest/doctest.h>
 
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backend_cases.hpp"
+#include "context_internal.hpp"
 
 namespace omnigemm::test {
 
@@ -24,6 +27,43 @@ inline std::optional<Context> sm90_context(const char* test_name) {
     return std::nullopt;
   }
   return ctx;
+}
+
+// The config table of the context's family `name` (the test fails if there is none).
+inline std::vector<detail::Config> family_configs(Context& ctx, const char* name) {
+  for (detail::KernelFamily* f : detail::context_backend(ctx.c_handle()).families())
+    if (std::string(f->name()) == name) return {f->configs().begin(), f->configs().end()};
+  FAIL("no CUDA family " << name);
+  return {};
+}
+
+// D = A B (host memory) with each config forced, three runs each: the first matches float64,
+// the others give the same bits.
+inline void check_same_bits(Context& ctx, const HostMatrix& A, const HostMatrix& B, HostMatrix& D,
+                            std::initializer_list<const char*> configs) {
+  const int64_t k = A.transposed ? A.rows : A.cols;
+  for (const char* config : configs) {
+    CAPTURE(config);
+    Gemm g;
+    g.a = A.host_view();
+    g.b = B.host_view();
+    g.config = config;
+    std::vector<unsigned char> first;
+    for (int run = 0; run < 3; ++run) {
+      D.poison();
+      g.d = D.host_view();
+      const Status s = ctx.run_host(g);
+      REQUIRE_MESSAGE(s.ok(), s.message);
+      if (run == 0) {
+        const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1));
+        CHECK(r.non_finite == 0);
+        CHECK(r.rel_error <= tolerance(D.dtype, k, A.dtype, B.dtype));
+        first = D.bytes;
+      } else {
+        CHECK(D.bytes == first);
+      }
+    }
+  }
 }
 
 // Device memory from og_memory_alloc holding a host matrix's storage `offset` bytes past a

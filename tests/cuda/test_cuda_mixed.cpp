@@ -107,13 +107,6 @@ void run_mixed(Context& ctx, const MixedCase& c) {
   CHECK(r.rel_error <= tolerance(c.d, c.k, c.a, c.b));
 }
 
-std::vector<detail::Config> repack_configs(Context& ctx) {
-  for (detail::KernelFamily* f : detail::context_backend(ctx.c_handle()).families())
-    if (std::string(f->name()) == "sm90_repack") return {f->configs().begin(), f->configs().end()};
-  FAIL("no CUDA family sm90_repack");
-  return {};
-}
-
 struct Pair {
   Dtype a, b;
 };
@@ -167,7 +160,7 @@ TEST_CASE("cuda mixed: every mixed pair on every sm90_repack row of its kind, ev
   int ran = 0, widen_i = 0, tf32_i = 0;
   const Dtype outs[] = {Dtype::f32, Dtype::f16, Dtype::bf16};
   const Activation acts[] = {Activation::none, Activation::relu, Activation::leaky_relu, Activation::gelu_tanh, Activation::silu};
-  for (const detail::Config& cfg : repack_configs(*ctx)) {
+  for (const detail::Config& cfg : family_configs(*ctx, "sm90_repack")) {
     if (cfg.block_k == 128) continue;  // fp8 rows: mixed pairs run on the 16-bit (64) or TF32 (32) rows
     const bool tf32 = cfg.block_k == 32;
     for (int i = 0; i < 2; ++i) {

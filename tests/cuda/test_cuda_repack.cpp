@@ -16,13 +16,6 @@ using namespace omnigemm::test;
 
 namespace {
 
-std::vector<detail::Config> repack_configs(Context& ctx) {
-  for (detail::KernelFamily* f : detail::context_backend(ctx.c_handle()).families())
-    if (std::string(f->name()) == "sm90_repack") return {f->configs().begin(), f->configs().end()};
-  FAIL("no CUDA family sm90_repack");
-  return {};
-}
-
 // D = A B (+ C, bias, activation on some) on device memory: A at byte offset a_offset, B
 // broadcast over the batches when b_broadcast; odd leading dimensions and batch gaps.
 void run_device_case(Context& ctx, int64_t m, int64_t n, int64_t k, int64_t batch, Dtype in, Dtype out, bool ta, bool tb,
@@ -72,7 +65,7 @@ TEST_CASE("cuda: sm90_repack, forced, on every table row with odd leading dimens
   auto ctx = sm90_context("sm90_repack rows");
   if (!ctx) return;
   int ran = 0;
-  for (const detail::Config& cfg : repack_configs(*ctx)) {
+  for (const detail::Config& cfg : family_configs(*ctx, "sm90_repack")) {
     if (cfg.block_k == 32) continue;  // tf32 rows (f32 inputs): test_cuda_tf32.cpp
     const bool fp8 = cfg.block_k == 128;
     for (int layout = 0; layout < 4; ++layout)

@@ -16,13 +16,6 @@ using namespace omnigemm::test;
 
 namespace {
 
-std::vector<detail::Config> skinny_configs(Context& ctx) {
-  for (detail::KernelFamily* f : detail::context_backend(ctx.c_handle()).families())
-    if (std::string(f->name()) == "skinny") return {f->configs().begin(), f->configs().end()};
-  FAIL("no CUDA family skinny");
-  return {};
-}
-
 // A case `cfg` serves: its small side (rows, or columns for the t forms) `small`, the long side
 // two blocks and a ragged tail, K split into `split` slices with a masked tail, the large
 // operand laid out as the form loads it.
@@ -62,7 +55,7 @@ TEST_CASE("cuda: skinny, forced, on every table row and split with ragged proble
   auto ctx = sm90_context("skinny rows");
   if (!ctx) return;
   int ran = 0;
-  for (const detail::Config& cfg : skinny_configs(*ctx)) {
+  for (const detail::Config& cfg : family_configs(*ctx, "skinny")) {
     const int rows = cfg.form.view()[0] == 't' ? cfg.block_n : cfg.block_m;
     std::vector<int64_t> smalls{rows};
     if (rows / 2 + 1 < rows) smalls.push_back(rows / 2 + 1);
@@ -111,28 +104,7 @@ TEST_CASE("cuda: skinny split-K gives the same bits on every run") {
   A.randomize();
   B.randomize();
   // A cluster split (8) and a deep one (32: partial sums in the workspace, summed by the last slice).
-  for (const char* config : {"skinny:4x64x64-g1-s1-w8-k8-axpy", "skinny:4x64x64-g1-s1-w8-k32-axpy"}) {
-    CAPTURE(config);
-    Gemm g;
-    g.a = A.host_view();
-    g.b = B.host_view();
-    g.config = config;
-    std::vector<unsigned char> first;
-    for (int run = 0; run < 3; ++run) {
-      D.poison();
-      g.d = D.host_view();
-      const Status s = ctx->run_host(g);
-      REQUIRE_MESSAGE(s.ok(), s.message);
-      if (run == 0) {
-        const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1));
-        CHECK(r.non_finite == 0);
-        CHECK(r.rel_error <= tolerance(Dtype::f32, 5000, Dtype::bf16, Dtype::bf16));
-        first = D.bytes;
-      } else {
-        CHECK(D.bytes == first);
-      }
-    }
-  }
+  check_same_bits(*ctx, A, B, D, {"skinny:4x64x64-g1-s1-w8-k8-axpy", "skinny:4x64x64-g1-s1-w8-k32-axpy"});
 }
 
 TEST_CASE("cuda: unaligned skinny problems choose skinny and match float64") {

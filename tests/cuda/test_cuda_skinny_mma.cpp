@@ -18,13 +18,6 @@ using namespace omnigemm::test;
 
 namespace {
 
-std::vector<detail::Config> mma_configs(Context& ctx) {
-  for (detail::KernelFamily* f : detail::context_backend(ctx.c_handle()).families())
-    if (std::string(f->name()) == "skinny_mma") return {f->configs().begin(), f->configs().end()};
-  FAIL("no CUDA family skinny_mma");
-  return {};
-}
-
 int tile_rows(const detail::Config& cfg) { return cfg.form.view()[0] == 't' ? cfg.block_n : cfg.block_m; }
 
 // A case `cfg` serves: `small` rows (columns for tmma), the long side two blocks and a ragged
@@ -102,7 +95,7 @@ TEST_CASE("cuda: skinny_mma, forced, on every table row, split and operand layou
   auto ctx = sm90_context("skinny_mma rows");
   if (!ctx) return;
   int ran = 0;
-  for (const detail::Config& cfg : mma_configs(*ctx)) {
+  for (const detail::Config& cfg : family_configs(*ctx, "skinny_mma")) {
     const int rows = tile_rows(cfg);
     for (int64_t small : {int64_t(rows == 16 ? 1 : rows / 2 + 1), int64_t(rows)})
       for (int layout = 0; layout < 4; ++layout) {
@@ -172,26 +165,5 @@ TEST_CASE("cuda: skinny_mma split-K gives the same bits on every run") {
   A.randomize();
   B.randomize();
   // A cluster split (8) and a deep one (32: partial sums in the workspace, summed by the last slice).
-  for (const char* config : {"skinny_mma:32x64x64-g1-s3-w8-k8-mma", "skinny_mma:32x64x64-g1-s3-w8-k32-mma"}) {
-    CAPTURE(config);
-    Gemm g;
-    g.a = A.host_view();
-    g.b = B.host_view();
-    g.config = config;
-    std::vector<unsigned char> first;
-    for (int run = 0; run < 3; ++run) {
-      D.poison();
-      g.d = D.host_view();
-      const Status s = ctx->run_host(g);
-      REQUIRE_MESSAGE(s.ok(), s.message);
-      if (run == 0) {
-        const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1));
-        CHECK(r.non_finite == 0);
-        CHECK(r.rel_error <= tolerance(Dtype::f32, 5000, Dtype::bf16, Dtype::bf16));
-        first = D.bytes;
-      } else {
-        CHECK(D.bytes == first);
-      }
-    }
-  }
+  check_same_bits(*ctx, A, B, D, {"skinny_mma:32x64x64-g1-s3-w8-k8-mma", "skinny_mma:32x64x64-g1-s3-w8-k32-mma"});
 }

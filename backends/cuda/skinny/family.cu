@@ -10,10 +10,6 @@ namespace omnigemm::detail {
 
 namespace {
 
-struct SkinnyRow {
-  int rows;
-  const char* form;
-};
 constexpr SkinnyRow kRows[] = {
 #define OG_CUDA_SKINNY(r, f) SkinnyRow{r, #f},
 #define OG_CUDA_SKINNY_SPLITS(...)
@@ -28,14 +24,10 @@ constexpr int kSplits[] = {
 #undef OG_CUDA_SKINNY
 #undef OG_CUDA_SKINNY_SPLITS
 };
-constexpr size_t kRowCount = sizeof(kRows) / sizeof(kRows[0]);
-constexpr size_t kSplitCount = sizeof(kSplits) / sizeof(kSplits[0]);
-
 constexpr bool form_is(const char* f, const char* g) {
   return std::char_traits<char>::length(f) == std::char_traits<char>::length(g) &&
          std::char_traits<char>::compare(f, g, std::char_traits<char>::length(f)) == 0;
 }
-constexpr bool transposed_form(const char* f) { return f[0] == 't'; }
 constexpr bool lanes_k_form(const char* f) { return form_is(f, "dot") || form_is(f, "tdot"); }
 
 // The config of a row: the tile in the caller's orientation (ROWS x the block's columns, or its
@@ -47,13 +39,7 @@ constexpr Config row_config(const SkinnyRow& r, int split) {
   const bool t = transposed_form(r.form);
   return Config{"skinny", t ? cols : r.rows, t ? r.rows : cols, chunk, 1, 1, sk::kWarps, 0, split, r.form};
 }
-constexpr std::array<Config, kRowCount * kSplitCount> make_configs() {
-  std::array<Config, kRowCount * kSplitCount> out{};
-  for (size_t i = 0; i < kRowCount; ++i)
-    for (size_t j = 0; j < kSplitCount; ++j) out[i * kSplitCount + j] = row_config(kRows[i], kSplits[j]);
-  return out;
-}
-constexpr auto kConfigs = make_configs();
+constexpr auto kConfigs = table_configs(kRows, kSplits, row_config);
 
 using Kernel = void (*)(cuda::SkinnyArgs);
 template <int ROWS, int LT>
@@ -118,10 +104,7 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
  private:
   Status check(const Problem& p, const Config& c, SkinnyLaunch& out, bool fill) const {
     auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
-    const SkinnyRow* row = nullptr;
-    for (size_t i = 0; i < kRowCount; ++i)
-      for (size_t j = 0; j < kSplitCount; ++j)
-        if (kConfigs[i * kSplitCount + j] == c) row = &kRows[i];
+    const SkinnyRow* row = table_row(kRows, kConfigs, c);
     if (!row) return fail("the config must be one of the table's rows (families/skinny.inc) with one of its splits");
     if (Status s = refuse_block_scales(p); !s) return s;
     if (dev_.info.limits.arch >= 90 && hopper_loads_in_place(p))

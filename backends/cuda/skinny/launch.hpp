@@ -5,6 +5,7 @@
 // deeper splits through a workspace of partial sums (skinny_kernel.cuh's skinny_finish).
 #pragma once
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 
@@ -13,6 +14,29 @@
 #include "skinny_kernel.cuh"
 
 namespace omnigemm::detail {
+
+// A row of a skinny family's table (families/skinny*.inc): the tile's rows of D' and its form,
+// transposed (D^T = B^T A^T) when the form starts with 't'. Every row is offered with every split.
+struct SkinnyRow {
+  int rows;
+  const char* form;
+};
+constexpr bool transposed_form(const char* f) { return f[0] == 't'; }
+// The table's configs: row i with split j at i * S + j, made by make(row, split).
+template <size_t R, size_t S, class MakeConfig>
+constexpr std::array<Config, R * S> table_configs(const SkinnyRow (&rows)[R], const int (&splits)[S], MakeConfig make) {
+  std::array<Config, R * S> out{};
+  for (size_t i = 0; i < R; ++i)
+    for (size_t j = 0; j < S; ++j) out[i * S + j] = make(rows[i], splits[j]);
+  return out;
+}
+// The row whose config `c` is, or null when c is not in the table.
+template <size_t R, size_t N>
+const SkinnyRow* table_row(const SkinnyRow (&rows)[R], const std::array<Config, N>& configs, const Config& c) {
+  for (size_t i = 0; i < N; ++i)
+    if (configs[i] == c) return &rows[i / (N / R)];
+  return nullptr;
+}
 
 constexpr int kMaxClusterSplit = 8;                 // deeper splits meet in a workspace
 constexpr long long kMaxPartialFloats = 1ll << 26;  // 256 MiB of deep-split partial sums

@@ -1,7 +1,5 @@
 // cuda.skinny_mma: skinny_mma_kernel.cuh (tensor cores, operands of any 2-byte alignment read in
 // place) as a kernel family, on the skinny families' shared launch (launch.hpp).
-#include <array>
-
 #include "../families.hpp"
 #include "cost_model.hpp"
 #include "launch.hpp"
@@ -11,12 +9,8 @@ namespace omnigemm::detail {
 
 namespace {
 
-struct MmaRow {
-  int rows;
-  const char* form;
-};
-constexpr MmaRow kRows[] = {
-#define OG_CUDA_SKINNY_MMA(r, f) MmaRow{r, #f},
+constexpr SkinnyRow kRows[] = {
+#define OG_CUDA_SKINNY_MMA(r, f) SkinnyRow{r, #f},
 #define OG_CUDA_SKINNY_MMA_SPLITS(...)
 #include "../families/skinny_mma.inc"
 #undef OG_CUDA_SKINNY_MMA
@@ -29,25 +23,14 @@ constexpr int kSplits[] = {
 #undef OG_CUDA_SKINNY_MMA
 #undef OG_CUDA_SKINNY_MMA_SPLITS
 };
-constexpr size_t kRowCount = sizeof(kRows) / sizeof(kRows[0]);
-constexpr size_t kSplitCount = sizeof(kSplits) / sizeof(kSplits[0]);
-
-constexpr bool transposed_form(const char* f) { return f[0] == 't'; }
-
 // The config of a row: the tile in the caller's orientation (ROWS x 64 columns, or its
 // transpose), BLOCK_K the K of a stage.
-constexpr Config row_config(const MmaRow& r, int split) {
+constexpr Config row_config(const SkinnyRow& r, int split) {
   namespace sm = skinny_mma;
   const bool t = transposed_form(r.form);
   return Config{"skinny_mma", t ? sm::kCols : r.rows, t ? r.rows : sm::kCols, sm::kChunk, 1, sm::stages(r.rows), cuda::skinny::kWarps, 0, split, r.form};
 }
-constexpr std::array<Config, kRowCount * kSplitCount> make_configs() {
-  std::array<Config, kRowCount * kSplitCount> out{};
-  for (size_t i = 0; i < kRowCount; ++i)
-    for (size_t j = 0; j < kSplitCount; ++j) out[i * kSplitCount + j] = row_config(kRows[i], kSplits[j]);
-  return out;
-}
-constexpr auto kConfigs = make_configs();
+constexpr auto kConfigs = table_configs(kRows, kSplits, row_config);
 
 // The instantiation for a launch and its shared memory.
 template <int ROWS, bool S_K_FAST, bool L_K_FAST>
@@ -95,10 +78,7 @@ class SkinnyMmaFamily final : public PlannedFamily<SkinnyLaunch> {
  private:
   Status check(const Problem& p, const Config& c, SkinnyLaunch& out, bool fill) const {
     auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
-    const MmaRow* row = nullptr;
-    for (size_t i = 0; i < kRowCount; ++i)
-      for (size_t j = 0; j < kSplitCount; ++j)
-        if (kConfigs[i * kSplitCount + j] == c) row = &kRows[i];
+    const SkinnyRow* row = table_row(kRows, kConfigs, c);
     if (!row) return fail("the config must be one of the table's rows (families/skinny_mma.inc) with one of its splits");
     if (Status s = refuse_block_scales(p); !s) return s;
     if (dev_.info.limits.arch < 80) return fail("mma.sync with bf16 and cp.async need sm_80 or newer");

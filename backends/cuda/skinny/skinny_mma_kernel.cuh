@@ -22,6 +22,7 @@
 #pragma once
 #include <type_traits>
 
+#include "../mma_sync.cuh"
 #include "mma_layout.h"
 #include "skinny_kernel.cuh"
 
@@ -48,18 +49,6 @@ __device__ __forceinline__ void copy_lines(unsigned char* tile, const skinny_mma
       }
     }
   }
-}
-
-template <class T>
-__device__ __forceinline__ void skinny_mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  if constexpr (std::is_same_v<T, __half>)
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 // S_K_FAST: S has a unit stride along K (else along its rows); L_K_FAST likewise for L (else
@@ -139,7 +128,7 @@ __global__ void __launch_bounds__(skinny::kThreads, ROWS > 16 ? 3 : 4) skinny_mm
       for (int j = 0; j < kColFrags; ++j) {
         const unsigned b0 = l_at(j, 0) | l_at(j, 1) << 16, b1 = l_at(j, 2) | l_at(j, 3) << 16;
 #pragma unroll
-        for (int i = 0; i < kFragsM; ++i) skinny_mma_16816<T>(acc[i][j], a[i], b0, b1);
+        for (int i = 0; i < kFragsM; ++i) mma_16816<T>(acc[i][j], a[i], b0, b1);
       }
     }
   };
