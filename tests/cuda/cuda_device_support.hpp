@@ -1,6 +1,7 @@
 // Support for the CUDA tests: the Hopper context (or a SKIPPED line), a family's config table,
 // host matrices uploaded into og_memory_alloc'ed memory at a chosen byte offset (to misalign a
-// base on purpose), and the run-to-run bit identity of forced configs.
+// base on purpose), one such case run and checked, and the run-to-run bit identity of forced
+// configs.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -85,5 +86,52 @@ struct DeviceCopy {
   void download(HostMatrix& m) const { REQUIRE(og_memory_download(ctx, m.bytes.data(), at, bytes) == OG_OK); }
   Memory memory() const { return Memory{at}; }
 };
+
+// D = act(0.5 A B) (relu) on device memory: A and B at byte offsets a_offset and b_offset past a
+// 256-byte boundary (misaligned bases), B broadcast over the batches when b_broadcast, odd
+// leading dimensions and batch gaps, `config` forced (empty: the default choice); explain must
+// name `expect_family`, and D must match float64 with its padding untouched.
+inline void run_device_case(Context& ctx, int64_t m, int64_t n, int64_t k, int64_t batch, Dtype in, Dtype out, bool ta,
+                            bool tb, uint64_t a_offset, uint64_t b_offset, bool b_broadcast, const std::string& config,
+                            const char* expect_family) {
+  CAPTURE(m);
+  CAPTURE(n);
+  CAPTURE(k);
+  CAPTURE(batch);
+  CAPTURE(config);
+  CAPTURE(a_offset);
+  CAPTURE(b_offset);
+  HostMatrix A(ta ? k : m, ta ? m : k, in, Layout::row_major, 3, batch, 1);
+  HostMatrix B(tb ? n : k, tb ? k : n, in, Layout::row_major, 5, b_broadcast ? 1 : batch, 3);
+  A.transposed = ta;
+  B.transposed = tb;
+  HostMatrix D(m, n, out, Layout::row_major, 1, batch, 2);
+  A.randomize();
+  B.randomize();
+  D.poison();
+  const HostMatrix before = D;
+  DeviceCopy da(ctx.c_handle(), A, a_offset), db(ctx.c_handle(), B, b_offset), dd(ctx.c_handle(), D);
+  Gemm g;
+  g.a = A.view(da.memory());
+  g.b = B.view(db.memory());
+  g.d = D.view(dd.memory());
+  g.batch_count = batch;
+  g.config = config;
+  g.epilogue.alpha = 0.5f;
+  g.epilogue.activation = Activation::relu;
+  auto ex = ctx.explain(g);
+  REQUIRE_MESSAGE(ex.ok(), ex.status().message);
+  CHECK_MESSAGE(ex->family() == expect_family, ex->report());
+  const Status s = ctx.run(g);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  dd.download(D);
+  EpilogueSpec e;
+  e.alpha = 0.5f;
+  e.act = Activation::relu;
+  const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, e, batch), &before);
+  CHECK(r.non_finite == 0);
+  CHECK(r.padding_touched == 0);
+  CHECK(r.rel_error <= tolerance(out, k, in, in));
+}
 
 }  // namespace omnigemm::test

@@ -43,51 +43,6 @@ Case mma_case(const detail::Config& cfg, int64_t small, int layout, int variant)
   return c;
 }
 
-// D = act(alpha A B) on device memory, A and B at byte offsets that misalign their bases, B
-// broadcast over the batches when b_broadcast, `config` forced.
-void run_offset_case(Context& ctx, int64_t m, int64_t n, int64_t k, int64_t batch, Dtype in, bool ta, bool tb,
-                            uint64_t a_offset, uint64_t b_offset, bool b_broadcast, const std::string& config) {
-  CAPTURE(m);
-  CAPTURE(n);
-  CAPTURE(k);
-  CAPTURE(batch);
-  CAPTURE(ta);
-  CAPTURE(tb);
-  CAPTURE(a_offset);
-  CAPTURE(b_offset);
-  CAPTURE(config);
-  HostMatrix A(ta ? k : m, ta ? m : k, in, Layout::row_major, 3, batch, 1);
-  HostMatrix B(tb ? n : k, tb ? k : n, in, Layout::row_major, 5, b_broadcast ? 1 : batch, 3);
-  A.transposed = ta;
-  B.transposed = tb;
-  HostMatrix D(m, n, Dtype::f32, Layout::row_major, 1, batch, 2);
-  A.randomize();
-  B.randomize();
-  D.poison();
-  const HostMatrix before = D;
-  DeviceCopy da(ctx.c_handle(), A, a_offset), db(ctx.c_handle(), B, b_offset), dd(ctx.c_handle(), D);
-  Gemm g;
-  g.a = A.view(da.memory());
-  g.b = B.view(db.memory());
-  g.d = D.view(dd.memory());
-  g.batch_count = batch;
-  g.config = config;
-  g.epilogue.alpha = 0.5f;
-  g.epilogue.activation = Activation::silu;
-  auto ex = ctx.explain(g);
-  REQUIRE_MESSAGE(ex.ok(), ex.status().message);
-  CHECK_MESSAGE(ex->family() == "cuda.skinny_mma", ex->report());
-  const Status s = ctx.run(g);
-  REQUIRE_MESSAGE(s.ok(), s.message);
-  dd.download(D);
-  EpilogueSpec e;
-  e.alpha = 0.5f;
-  e.act = Activation::silu;
-  const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, e, batch), &before);
-  CHECK(r.non_finite == 0);
-  CHECK(r.padding_touched == 0);
-  CHECK(r.rel_error <= tolerance(Dtype::f32, k, in, in));
-}
 
 }  // namespace
 
@@ -111,13 +66,26 @@ TEST_CASE("cuda: skinny_mma on device pointers: misaligned bases, odd batch stri
   if (!ctx) return;
   // Offsets of 2, 6 and 14 bytes put the first element anywhere in its 16-byte chunk; the
   // operands' first and last chunks then go element by element.
-  run_offset_case(*ctx, 28, 777, 531, 1, Dtype::f16, false, false, 2, 6, false, "skinny_mma:32x64x64-g1-s3-w8-mma");
-  run_offset_case(*ctx, 19, 500, 1000, 3, Dtype::bf16, true, true, 14, 2, true, "skinny_mma:32x64x64-g1-s3-w8-k4-mma");
-  run_offset_case(*ctx, 5, 300, 2049, 2, Dtype::f16, false, true, 6, 14, false, "skinny_mma:16x64x64-g1-s3-w8-k16-mma");
-  run_offset_case(*ctx, 333, 12, 700, 2, Dtype::bf16, true, false, 2, 2, true, "skinny_mma:64x16x64-g1-s3-w8-k2-tmma");
-  run_offset_case(*ctx, 611, 31, 97, 1, Dtype::f16, false, false, 14, 6, false, "skinny_mma:64x32x64-g1-s3-w8-tmma");
-  run_offset_case(*ctx, 50, 900, 1300, 2, Dtype::bf16, false, true, 6, 2, false, "skinny_mma:64x64x64-g1-s2-w8-k4-mma");
-  run_offset_case(*ctx, 1000, 45, 640, 1, Dtype::f16, true, true, 2, 14, false, "skinny_mma:64x64x64-g1-s2-w8-k16-tmma");
+  struct Row {
+    int64_t m, n, k, batch;
+    Dtype in, out;
+    bool ta, tb;
+    uint64_t a_offset, b_offset;
+    bool b_broadcast;
+    const char* config;
+  };
+  const Row rows[] = {
+      {28, 777, 531, 1, Dtype::f16, Dtype::f32, false, false, 2, 6, false, "skinny_mma:32x64x64-g1-s3-w8-mma"},
+      {19, 500, 1000, 3, Dtype::bf16, Dtype::bf16, true, true, 14, 2, true, "skinny_mma:32x64x64-g1-s3-w8-k4-mma"},
+      {5, 300, 2049, 2, Dtype::f16, Dtype::f16, false, true, 6, 14, false, "skinny_mma:16x64x64-g1-s3-w8-k16-mma"},
+      {333, 12, 700, 2, Dtype::bf16, Dtype::f32, true, false, 2, 2, true, "skinny_mma:64x16x64-g1-s3-w8-k2-tmma"},
+      {611, 31, 97, 1, Dtype::f16, Dtype::f16, false, false, 14, 6, false, "skinny_mma:64x32x64-g1-s3-w8-tmma"},
+      {50, 900, 1300, 2, Dtype::bf16, Dtype::f32, false, true, 6, 2, false, "skinny_mma:64x64x64-g1-s2-w8-k4-mma"},
+      {1000, 45, 1100, 1, Dtype::f16, Dtype::bf16, true, true, 2, 14, false, "skinny_mma:64x64x64-g1-s2-w8-k16-tmma"},
+  };
+  for (const Row& r : rows)
+    run_device_case(*ctx, r.m, r.n, r.k, r.batch, r.in, r.out, r.ta, r.tb, r.a_offset, r.b_offset, r.b_broadcast, r.config,
+                    "cuda.skinny_mma");
 }
 
 TEST_CASE("cuda: skinny_mma refuses what it does not serve, naming why") {

@@ -65,15 +65,11 @@ Kernel kernel_for(int rows, int lt, bool lanes_k) {
   }
 }
 
-class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
+class SkinnyFamily final : public SkinnyFamilyBase {
  public:
-  explicit SkinnyFamily(CudaDevice& device) : dev_(device) {}
+  explicit SkinnyFamily(CudaDevice& device) : SkinnyFamilyBase(device) {}
   const char* name() const override { return "skinny"; }
   std::span<const Config> configs() const override { return kConfigs; }
-  Status can_implement(const Problem& p, const Config& c) const override {
-    SkinnyLaunch l{};
-    return check(p, c, l, false);
-  }
   // The FMAs run on CUDA cores at about half the f32 peak; the large operand streams at a lower
   // share of the memory bandwidth than a TMA-fed kernel's (element loads, no bulk copies), and
   // only with two blocks per SM in flight (at most two are resident): split-K supplies them. The
@@ -95,14 +91,7 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
   }
 
  protected:
-  Status plan(const Problem& p, const Config& c, SkinnyLaunch& l) const override { return check(p, c, l, true); }
-
-  Status launch(SkinnyLaunch& l, void* stream) override { return launch_skinny(dev_, l, stream); }
-
-  void summarize(const SkinnyLaunch& l, PlanSummary& out) const override { summarize_skinny(l, out); }
-
- private:
-  Status check(const Problem& p, const Config& c, SkinnyLaunch& out, bool fill) const {
+  Status check(const Problem& p, const Config& c, SkinnyLaunch& out, bool fill) const override {
     auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
     const SkinnyRow* row = table_row(kRows, kConfigs, c);
     if (!row) return fail("the config must be one of the table's rows (families/skinny.inc) with one of its splits");
@@ -132,7 +121,6 @@ class SkinnyFamily final : public PlannedFamily<SkinnyLaunch> {
     return {};
   }
 
-  CudaDevice& dev_;
 };
 
 }  // namespace

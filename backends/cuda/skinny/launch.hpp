@@ -1,5 +1,5 @@
-// The launch the two skinny families (cuda.skinny: f32 FMA; cuda.skinny_mma: tensor cores)
-// share: the problem oriented as D' = S * L (S the few-row operand; D^T = B^T A^T when the few
+// What the two skinny families (cuda.skinny: f32 FMA; cuda.skinny_mma: tensor cores) share:
+// their tables' form, their checks, and the launch: the problem oriented as D' = S * L (S the few-row operand; D^T = B^T A^T when the few
 // rows are D's columns), column blocks times split-K slices in grid x, batches in grid z (in
 // chunks of the device's limit), up to kMaxClusterSplit slices in a thread-block cluster and
 // deeper splits through a workspace of partial sums (skinny_kernel.cuh's skinny_finish).
@@ -11,6 +11,7 @@
 
 #include "../cuda_device.hpp"
 #include "../kernel_views.hpp"
+#include "kernel_family.hpp"
 #include "skinny_kernel.cuh"
 
 namespace omnigemm::detail {
@@ -119,49 +120,65 @@ inline Status plan_skinny(const CudaDevice& dev, const Problem& p, bool transpos
   return {};
 }
 
-// Enqueues a planned launch on `stream`: its workspace first (deep splits), then one launch per
-// chunk of batches.
-inline Status launch_skinny(CudaDevice& dev, SkinnyLaunch& l, void* stream) {
-  OG_CUDA_TRY(cudaSetDevice(dev.index), "cudaSetDevice");
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (l.need.bytes() > 0) {
-    WorkspaceParts parts;
-    if (Status st = dev.workspace(l.caller, s, l.need, parts); !st) return st;
-    l.args.partials = parts.partials;
-    l.args.counters = parts.counters;
+// A skinny family: can_implement and plan are its check() (plan fills the launch); the launch
+// and explain's summary are the shared ones.
+class SkinnyFamilyBase : public PlannedFamily<SkinnyLaunch> {
+ public:
+  explicit SkinnyFamilyBase(CudaDevice& device) : dev_(device) {}
+  Status can_implement(const Problem& p, const Config& c) const final {
+    SkinnyLaunch l{};
+    return check(p, c, l, false);
   }
-  for (long long b0 = 0; b0 < l.batch; b0 += dev.max_grid_z) {
-    const unsigned chunk = unsigned(std::min<long long>(dev.max_grid_z, l.batch - b0));
-    l.args.batch_base = int(b0);
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(unsigned(l.col_blocks * l.args.split), 1, chunk);
-    config.blockDim = dim3(cuda::skinny::kThreads);
-    config.stream = s;
-    cudaLaunchAttribute attribute[1];
-    if (l.args.split > 1 && l.args.split <= kMaxClusterSplit) {
-      attribute[0].id = cudaLaunchAttributeClusterDimension;
-      attribute[0].val.clusterDim.x = unsigned(l.args.split);
-      attribute[0].val.clusterDim.y = attribute[0].val.clusterDim.z = 1;
-      config.attrs = attribute;
-      config.numAttrs = 1;
-    }
-    OG_CUDA_TRY(cudaLaunchKernelEx(&config, l.kernel, l.args), "skinny kernel launch");
-  }
-  return {};
-}
 
-// The launch as explain reports it.
-inline void summarize_skinny(const SkinnyLaunch& l, PlanSummary& out) {
-  out.grid[0] = l.col_blocks * l.args.split;
-  out.grid[2] = l.batch;
-  out.cluster = l.args.split <= kMaxClusterSplit ? l.args.split : 1;
-  out.workspace_bytes = l.need.bytes();
-  out.threads = cuda::skinny::kThreads;
-  out.shared_bytes = l.shared_bytes;
-  out.notes = std::string(l.transposed ? "runs D^T = B^T A^T, " : "") + l.note +
-              (l.args.split > kMaxClusterSplit ? ", split-K slices summed from a workspace by the last to finish"
-               : l.args.split > 1       ? ", split-K slices summed in a cluster"
-                                        : "");
-}
+ protected:
+  // The family's rules for (p, c) and, with fill, the launch: plan_skinny plus the kernel.
+  virtual Status check(const Problem& p, const Config& c, SkinnyLaunch& out, bool fill) const = 0;
+  Status plan(const Problem& p, const Config& c, SkinnyLaunch& l) const final { return check(p, c, l, true); }
+
+  // The workspace first (deep splits), then one launch per chunk of batches.
+  Status launch(SkinnyLaunch& l, void* stream) final {
+    OG_CUDA_TRY(cudaSetDevice(dev_.index), "cudaSetDevice");
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (l.need.bytes() > 0) {
+      WorkspaceParts parts;
+      if (Status st = dev_.workspace(l.caller, s, l.need, parts); !st) return st;
+      l.args.partials = parts.partials;
+      l.args.counters = parts.counters;
+    }
+    for (long long b0 = 0; b0 < l.batch; b0 += dev_.max_grid_z) {
+      const unsigned chunk = unsigned(std::min<long long>(dev_.max_grid_z, l.batch - b0));
+      l.args.batch_base = int(b0);
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3(unsigned(l.col_blocks * l.args.split), 1, chunk);
+      config.blockDim = dim3(cuda::skinny::kThreads);
+      config.stream = s;
+      cudaLaunchAttribute attribute[1];
+      if (l.args.split > 1 && l.args.split <= kMaxClusterSplit) {
+        attribute[0].id = cudaLaunchAttributeClusterDimension;
+        attribute[0].val.clusterDim.x = unsigned(l.args.split);
+        attribute[0].val.clusterDim.y = attribute[0].val.clusterDim.z = 1;
+        config.attrs = attribute;
+        config.numAttrs = 1;
+      }
+      OG_CUDA_TRY(cudaLaunchKernelEx(&config, l.kernel, l.args), "skinny kernel launch");
+    }
+    return {};
+  }
+
+  void summarize(const SkinnyLaunch& l, PlanSummary& out) const final {
+    out.grid[0] = l.col_blocks * l.args.split;
+    out.grid[2] = l.batch;
+    out.cluster = l.args.split <= kMaxClusterSplit ? l.args.split : 1;
+    out.workspace_bytes = l.need.bytes();
+    out.threads = cuda::skinny::kThreads;
+    out.shared_bytes = l.shared_bytes;
+    out.notes = std::string(l.transposed ? "runs D^T = B^T A^T, " : "") + l.note +
+                (l.args.split > kMaxClusterSplit ? ", split-K slices summed from a workspace by the last to finish"
+                 : l.args.split > 1       ? ", split-K slices summed in a cluster"
+                                          : "");
+  }
+
+  CudaDevice& dev_;
+};
 
 }  // namespace omnigemm::detail

@@ -45,15 +45,11 @@ void pick(og_dtype t, bool s_k_fast, bool l_k_fast, SkinnyLaunch& out) {
   else l_k_fast ? pick<ROWS, false, true>(t, out) : pick<ROWS, false, false>(t, out);
 }
 
-class SkinnyMmaFamily final : public PlannedFamily<SkinnyLaunch> {
+class SkinnyMmaFamily final : public SkinnyFamilyBase {
  public:
-  explicit SkinnyMmaFamily(CudaDevice& device) : dev_(device) {}
+  explicit SkinnyMmaFamily(CudaDevice& device) : SkinnyFamilyBase(device) {}
   const char* name() const override { return "skinny_mma"; }
   std::span<const Config> configs() const override { return kConfigs; }
-  Status can_implement(const Problem& p, const Config& c) const override {
-    SkinnyLaunch l{};
-    return check(p, c, l, false);
-  }
   // Not yet run on a GPU: offered only when a descriptor forces one of its configs (factor 0),
   // until its device tests have passed and its rate is measured. The terms below are the
   // expected ones: bound by streaming the large operand once (16-byte copies into shared memory,
@@ -71,12 +67,7 @@ class SkinnyMmaFamily final : public PlannedFamily<SkinnyLaunch> {
   }
 
  protected:
-  Status plan(const Problem& p, const Config& c, SkinnyLaunch& l) const override { return check(p, c, l, true); }
-  Status launch(SkinnyLaunch& l, void* stream) override { return launch_skinny(dev_, l, stream); }
-  void summarize(const SkinnyLaunch& l, PlanSummary& out) const override { summarize_skinny(l, out); }
-
- private:
-  Status check(const Problem& p, const Config& c, SkinnyLaunch& out, bool fill) const {
+  Status check(const Problem& p, const Config& c, SkinnyLaunch& out, bool fill) const override {
     auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
     const SkinnyRow* row = table_row(kRows, kConfigs, c);
     if (!row) return fail("the config must be one of the table's rows (families/skinny_mma.inc) with one of its splits");
@@ -109,7 +100,6 @@ class SkinnyMmaFamily final : public PlannedFamily<SkinnyLaunch> {
     return {};
   }
 
-  CudaDevice& dev_;
 };
 
 }  // namespace
