@@ -1,8 +1,9 @@
 // What the two skinny families (cuda.skinny: f32 FMA; cuda.skinny_mma: tensor cores) share:
-// their tables' form, their checks, and the launch: the problem oriented as D' = S * L (S the few-row operand; D^T = B^T A^T when the few
-// rows are D's columns), column blocks times split-K slices in grid x, batches in grid z (in
-// chunks of the device's limit), up to kMaxClusterSplit slices in a thread-block cluster and
-// deeper splits through a workspace of partial sums (skinny_kernel.cuh's skinny_finish).
+// their tables' form, their common checks, and the launch: the problem oriented as D' = S * L
+// (S the few-row operand; D^T = B^T A^T when the few rows are D's columns), column blocks times
+// split-K slices in grid x, batches in grid z (in chunks of the device's limit), up to
+// kMaxClusterSplit slices in a thread-block cluster and deeper splits through a workspace of
+// partial sums (skinny_kernel.cuh's skinny_finish).
 #pragma once
 #include <algorithm>
 #include <array>
@@ -47,10 +48,9 @@ struct SkinnyLaunch {
   WorkspaceNeed need;      // deep splits: partial sums and counters
   CallerWorkspace caller;  // the workspace the launch carves (none: the device's own)
   void (*kernel)(cuda::SkinnyArgs) = nullptr;
-  int rows = 0;            // the tile's rows of D'
   bool transposed = false;
-  long long shared_bytes = 0;   // per block, for explain
-  const char* note = "";        // the kernel's loads and math, for explain
+  long long shared_bytes = 0;  // per block, for explain
+  const char* note = "";       // the kernel's loads and math, for explain
   long long col_blocks = 0, batch = 0;
 };
 
@@ -113,7 +113,6 @@ inline Status plan_skinny(const CudaDevice& dev, const Problem& p, bool transpos
     if (a.ep.bias_mode == OG_BIAS_PER_N) a.ep.bias_mode = OG_BIAS_PER_M;
     else if (a.ep.bias_mode == OG_BIAS_PER_M) a.ep.bias_mode = OG_BIAS_PER_N;
   }
-  out.rows = rows;
   out.transposed = transposed;
   out.col_blocks = col_blocks;
   out.batch = p.batch;

@@ -99,7 +99,6 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
     out.note = "mma.sync, operands read in place at any alignment";
     return {};
   }
-
 };
 
 }  // namespace

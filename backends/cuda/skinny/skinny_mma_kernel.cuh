@@ -7,18 +7,18 @@
 // Each operand must have a unit stride; its "lines" are the runs along that stride. A stage
 // copies each line of the tile with 16-byte cp.async copies of the aligned chunks that cover it,
 // into a shared line that starts on a 16-byte boundary; the line's shift (its first element's
-// place in its first chunk) is applied when the fragments are read, and is the same in every
-// stage, so each thread computes the shifts of the lines it reads once. Every 16-byte
+// place in its first chunk) is applied when the fragments are read; it is the same in every
+// stage, and a lane's elements lie on lines of two shifts at most, computed once. Every 16-byte
 // read lies inside the operand's own extent [first element, last element] of the batch; the
-// chunks at the two ends of that extent are read element by element instead, so nothing
-// outside the caller's matrix is ever addressed.
+// chunks at the two ends of that extent are read element by element instead, so nothing outside
+// the caller's matrix is ever addressed.
 //
-// Tile: 64 columns of D' and K chunks of 64 (stages and how the eight warps share them:
-// mma_layout.h's warp_layout). Fragments are read
-// as 16-bit elements; K beyond the slice reads as zero in both operands (the shared bytes there
-// are whatever the copies brought, so masking one side alone would let 0 x NaN through).
-// The four K-warps' sums are added in warp order, then skinny_finish (split-K in a cluster or
-// through a workspace, in slice order; the epilogue) as cuda.skinny does: deterministic.
+// Tile: 64 columns of D' and K chunks of 64 (the stages and how the eight warps share them:
+// mma_layout.h's warp_layout). Fragments are read as 16-bit elements; K beyond the slice reads
+// as zero in both operands (the shared bytes there are whatever the copies brought, so masking
+// one side alone would let 0 x NaN through). The K-warps' sums are added in warp order, then
+// skinny_finish (split-K in a cluster or through a workspace, in slice order; the epilogue) as
+// cuda.skinny does: deterministic.
 #pragma once
 #include <type_traits>
 
