@@ -138,6 +138,10 @@ double run_model(const ModelCase& mc) {
               if (cc.kind == sm::CopyKind::none) continue;
               if (!expect(cc.to >= 0 && cc.to + 8 <= int(tile.size()))) continue;
               if (cc.kind == sm::CopyKind::vector) {
+                // cp.async 16 also needs a 16-byte aligned shared destination: the tile's place in
+                // the stage (S first, then L) and the chunk's place in the tile.
+                const int base = &tile == &st ? 0 : ts.bytes;
+                if (!expect((base + 2 * cc.to) % 16 == 0 && sm::stage_bytes(mc.rows_tile, sa.s_k_fast, sa.l_k_fast) % 16 == 0)) continue;
                 if (!expect(cc.chunk % 16 == 0 && mem.holds(cc.chunk, 16))) continue;
                 std::memcpy(&tile[size_t(cc.to)], reinterpret_cast<const void*>(cc.chunk), 16);
               } else {
