@@ -93,6 +93,33 @@ struct SChunk {
   }
 };
 
+// part[o] = slice 0's o + slice 1's o + ... in slice order (deterministic), for every output o of
+// the block. A thread's outputs are held in registers while the slices go by, so each slice's
+// reads (global or another block's shared memory) are all in flight together: a slice costs one
+// memory latency, not one per output.
+template <int ROWS, int COLS, class Slice>
+__device__ __forceinline__ void sum_slices(float (*part)[COLS], Slice slice_at, int split) {
+  constexpr int kPer = (ROWS * COLS + skinny::kThreads - 1) / skinny::kThreads;
+  float v[kPer];
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int o = int(threadIdx.x) + j * skinny::kThreads;
+    v[j] = o < ROWS * COLS ? slice_at(0, o) : 0.0f;
+  }
+#pragma unroll 2
+  for (int r = 1; r < split; ++r)
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int o = int(threadIdx.x) + j * skinny::kThreads;
+      if (o < ROWS * COLS) v[j] += slice_at(r, o);
+    }
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int o = int(threadIdx.x) + j * skinny::kThreads;
+    if (o < ROWS * COLS) part[o / COLS][o % COLS] = v[j];
+  }
+}
+
 // Sums the slices of a cluster into rank 0's `part` (ROWS x COLS, in rank order), then rank 0
 // applies the epilogue to the block's outputs. Every thread of the block calls it.
 template <int ROWS, int COLS>
@@ -110,11 +137,7 @@ __device__ __forceinline__ void skinny_finish(const SkinnyArgs& p, float (*part)
     if (!last) return;
     __threadfence();
     const float* all = p.partials + tile * p.split * (ROWS * COLS);
-    for (int o = int(threadIdx.x); o < ROWS * COLS; o += skinny::kThreads) {
-      float v = __ldcg(all + o);
-      for (int r = 1; r < p.split; ++r) v += __ldcg(all + r * (ROWS * COLS) + o);
-      part[o / COLS][o % COLS] = v;
-    }
+    sum_slices<ROWS, COLS>(part, [&](int r, int o) { return __ldcg(all + r * (ROWS * COLS) + o); }, p.split);
     if (threadIdx.x == 0) p.counters[tile] = 0;
     __syncthreads();
   }
@@ -124,13 +147,7 @@ __device__ __forceinline__ void skinny_finish(const SkinnyArgs& p, float (*part)
     cg::cluster_group cluster = cg::this_cluster();
     cluster.sync();  // every slice's partial sums are in its shared memory
     writer = cluster.block_rank() == 0;
-    if (writer) {
-      for (int o = int(threadIdx.x); o < ROWS * COLS; o += skinny::kThreads) {
-        float v = part[o / COLS][o % COLS];
-        for (int r = 1; r < p.split; ++r) v += cluster.map_shared_rank(&part[0][0], r)[o];
-        part[o / COLS][o % COLS] = v;
-      }
-    }
+    if (writer) sum_slices<ROWS, COLS>(part, [&](int r, int o) { return r ? cluster.map_shared_rank(&part[0][0], r)[o] : (&part[0][0])[o]; }, p.split);
     cluster.sync();  // the other slices keep their shared memory until rank 0 has read it
     __syncthreads();
   }
