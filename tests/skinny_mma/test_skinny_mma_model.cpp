@@ -44,6 +44,10 @@ struct Placed {
   bool holds(uint64_t at, int bytes) const { return at >= begin && at + uint64_t(bytes) <= end; }
 };
 
+// Stages the model ran through the kernel's fast path (every case together): the tests below
+// require some, so that path is checked too.
+int64_t fast_stages_seen = 0;
+
 float half_value(Dtype d, uint16_t bits) { return d == Dtype::f16 ? numeric::f16_to_f32(bits) : numeric::bf16_to_f32(bits); }
 
 struct ModelCase {
@@ -128,20 +132,61 @@ double run_model(const ModelCase& mc) {
         };
         sm::LineSource s0, l0;
         sm::stage_sources(sa, b, c0, kb, ke, 0, s0, l0);
+        // The kernel's fast path, per thread: its slots' words of a full stage (from the slice's
+        // first full stage) and the stages in which every chunk is inside both extents.
+        sm::LineSource sf, lf;
+        sm::stage_sources(sa, b, c0, kb, kb + sm::kChunk, 0, sf, lf);
+        std::vector<uint32_t> s_word(size_t(ts.lines * ts.chunks_per_line)), l_word(size_t(tl.lines * tl.chunks_per_line));
+        std::vector<char> fits(sm::kThreads, 1);
+        for (size_t slot = 0; slot < s_word.size(); ++slot) {
+          bool ok = true;
+          s_word[slot] = sm::slot_word(ts, sf, int(slot), ok);
+          fits[slot % sm::kThreads] &= ok;
+        }
+        for (size_t slot = 0; slot < l_word.size(); ++slot) {
+          bool ok = true;
+          l_word[slot] = sm::slot_word(tl, lf, int(slot), ok);
+          fits[slot % sm::kThreads] &= ok;
+        }
+        int s_from, s_to, l_from, l_to;
+        sm::inside_stages(sf, sm::stage_advance(sa.s.sc), s_from, s_to);
+        sm::inside_stages(lf, sm::stage_advance(sa.l.sr), l_from, l_to);
+        const int fast_from = std::max(s_from, l_from), fast_to = std::min({s_to, l_to, (ke - kb) / sm::kChunk});
         for (int c = 0; c < chunks; ++c) {
           std::vector<uint16_t> st(size_t(ts.bytes / 2), nan_bits), lt(size_t(tl.bytes / 2), nan_bits);
           sm::LineSource s, l;
           sm::stage_sources(sa, b, c0, kb, ke, c, s, l);
-          auto copy = [&](const sm::TileShape& shape, const sm::LineSource& src, const Placed& mem, std::vector<uint16_t>& tile) {
+          const bool fast_stage = c >= fast_from && c < fast_to;
+          if (fast_stage) {
+            // Sound: a stage of the interval is full and inside both extents.
+            expect(ke - (kb + c * sm::kChunk) >= sm::kChunk);
+            expect(sm::stage_inside(sm::advanced(sf, c, sa.s.sc)) && sm::stage_inside(sm::advanced(lf, c, sa.l.sr)));
+            ++fast_stages_seen;
+          }
+          auto copy = [&](const sm::TileShape& shape, const sm::LineSource& src, const Placed& mem, std::vector<uint16_t>& tile,
+                          const std::vector<uint32_t>& words, uint64_t base) {
             for (int slot = 0; slot < shape.lines * shape.chunks_per_line; ++slot) {
-              const sm::ChunkCopy cc = sm::chunk_copy(shape, src, slot);
+              sm::ChunkCopy cc = sm::chunk_copy(shape, src, slot);
+              if (fast_stage && fits[size_t(slot % sm::kThreads)]) {
+                // The kernel copies from the slot's word: the same chunk to the same place, and
+                // only as one 16-byte copy.
+                const uint32_t w = words[size_t(slot)];
+                if (w == sm::kNoSlot) {
+                  expect(cc.kind == sm::CopyKind::none);
+                  continue;
+                }
+                if (!expect(cc.kind == sm::CopyKind::vector && cc.chunk == base + uint64_t(sm::slot_offset(w)) && cc.to == sm::slot_to(w)))
+                  continue;
+                cc.chunk = base + uint64_t(sm::slot_offset(w));
+                cc.to = sm::slot_to(w);
+              }
               if (cc.kind == sm::CopyKind::none) continue;
               if (!expect(cc.to >= 0 && cc.to + 8 <= int(tile.size()))) continue;
               if (cc.kind == sm::CopyKind::vector) {
                 // cp.async 16 also needs a 16-byte aligned shared destination: the tile's place in
                 // the stage (S first, then L) and the chunk's place in the tile.
-                const int base = &tile == &st ? 0 : ts.bytes;
-                if (!expect((base + 2 * cc.to) % 16 == 0 && sm::stage_bytes(mc.rows_tile, sa.s_k_fast, sa.l_k_fast) % 16 == 0)) continue;
+                const int base_bytes = &tile == &st ? 0 : ts.bytes;
+                if (!expect((base_bytes + 2 * cc.to) % 16 == 0 && sm::stage_bytes(mc.rows_tile, sa.s_k_fast, sa.l_k_fast) % 16 == 0)) continue;
                 if (!expect(cc.chunk % 16 == 0 && mem.holds(cc.chunk, 16))) continue;
                 std::memcpy(&tile[size_t(cc.to)], reinterpret_cast<const void*>(cc.chunk), 16);
               } else {
@@ -153,8 +198,8 @@ double run_model(const ModelCase& mc) {
               }
             }
           };
-          copy(ts, s, ps, st);
-          copy(tl, l, pl, lt);
+          copy(ts, s, ps, st, s_word, sm::stage_base(sf) + uint64_t(c * sm::stage_advance(sa.s.sc)));
+          copy(tl, l, pl, lt, l_word, sm::stage_base(lf) + uint64_t(c * sm::stage_advance(sa.l.sr)));
           const int kvalid = ke - (kb + c * sm::kChunk);
           const bool mask = kvalid < sm::kChunk && mc.fault != Fault::no_mask;
           for (int warp = 0; warp < sm::kThreads / 32; ++warp)
@@ -291,6 +336,7 @@ TEST_CASE("skinny_mma model: every row size, orientation, operand layout, alignm
           ++ran;
         }
   CHECK(ran == 3 * 2 * 4 * 2);
+  CHECK(fast_stages_seen > 0);
 }
 
 TEST_CASE("skinny_mma model: a K shorter than one stage, one row, one column, every base offset") {

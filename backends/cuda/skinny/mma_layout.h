@@ -126,6 +126,75 @@ OG_SKINNY_FN ChunkCopy chunk_copy(const TileShape& t, const LineSource& s, int s
 // Whether byte address `at` of a chunk copied element by element holds one of the line's own elements.
 OG_SKINNY_FN bool own_element(const ChunkCopy& c, uint64_t at) { return at >= c.line && at < c.line + 2u * uint64_t(c.valid); }
 
+// The fast path. The full stages (kChunk of K) of a block copy the same slots each, every chunk
+// at its address in the block's first full stage plus the stage's advance: kChunk x the
+// operand's stride along K, in bytes a multiple of 16. In a full stage whose every chunk lies
+// inside the operand's extent, every slot that copies at all is one 16-byte copy. So a thread
+// keeps one word per slot, computed once per block (its place in the tile and its chunk's offset
+// from the first line's chunk), and the interval of stages that are inside.
+constexpr uint32_t kNoSlot = 0x3ffu;
+OG_SKINNY_FN int64_t stage_advance(int64_t stride_k) { return 2 * int64_t(kChunk) * stride_k; }
+// The 16-byte chunk that holds the first line's first element: slot offsets count from it.
+OG_SKINNY_FN uint64_t stage_base(const LineSource& s) { return line_address(s, 0) & ~uint64_t(15); }
+// Slot `slot` of a full stage `full` as a word: bits 0-9 the chunk's place in the tile / 8
+// (kNoSlot: the slot copies nothing), bits 10-31 its chunk's offset from stage_base, in 16-byte
+// units, signed. `fits` turns false where an offset needs more bits (then no stage is fast).
+OG_SKINNY_FN uint32_t slot_word(const TileShape& t, const LineSource& full, int slot, bool& fits) {
+  const ChunkCopy c = chunk_copy(t, full, slot);
+  if (c.kind == CopyKind::none) return kNoSlot;
+  const int64_t off = int64_t(c.chunk - stage_base(full)) / 16;
+  if (off < -(int64_t(1) << 21) || off >= (int64_t(1) << 21)) {
+    fits = false;
+    return kNoSlot;
+  }
+  return uint32_t(off) << 10 | uint32_t(c.to / 8);
+}
+OG_SKINNY_FN int slot_to(uint32_t w) { return int(w & kNoSlot) * 8; }
+OG_SKINNY_FN int64_t slot_offset(uint32_t w) { return int64_t(int32_t(w) >> 10) * 16; }
+static_assert(tile_shape(kChunk, 64).lines * tile_shape(kChunk, 64).pitch / 8 < int(kNoSlot), "a tile's chunk places fit in 10 bits");
+// Whether every chunk that stage `s`'s lines cover lies in [lo, hi). The lines are evenly
+// spaced, so the first and the last bound them.
+OG_SKINNY_FN bool stage_inside(const LineSource& s) {
+  if (s.lines <= 0 || s.count <= 0) return true;
+  const uint64_t a = line_address(s, 0), b = line_address(s, s.lines - 1);
+  const uint64_t first = (a < b ? a : b) & ~uint64_t(15), last = ((a < b ? b : a) + 2u * uint64_t(s.count - 1)) | 15u;
+  return first >= s.lo && last < s.hi;
+}
+// The stages c in [from, to) whose chunks all lie inside the extent, for the full stage `full`
+// (stage 0) advancing by `advance` bytes a stage: first + c advance >= lo and last + c advance < hi.
+OG_SKINNY_FN void inside_stages(const LineSource& full, int64_t advance, int& from, int& to) {
+  from = to = 0;
+  if (advance <= 0 || full.lines <= 0 || full.count <= 0) return;
+  const uint64_t a = line_address(full, 0), b = line_address(full, full.lines - 1);
+  const int64_t first = int64_t((a < b ? a : b) & ~uint64_t(15)), last = int64_t(((a < b ? b : a) + 2u * uint64_t(full.count - 1)) | 15u);
+  const int64_t lo = int64_t(full.lo), hi = int64_t(full.hi);
+  if (hi <= last) return;
+  const int64_t c_from = lo > first ? (lo - first + advance - 1) / advance : 0;
+  const int64_t c_to = (hi - last - 1) / advance + 1;
+  const int64_t cap = int64_t(1) << 30;
+  from = int(c_from < cap ? c_from : cap);
+  to = int(c_to < cap ? c_to : cap);
+}
+// Stage `chunk`'s lines of a full stage whose stage 0 is `full`.
+OG_SKINNY_FN LineSource advanced(const LineSource& full, int chunk, int64_t stride_k) {
+  LineSource s = full;
+  s.first += int64_t(chunk) * kChunk * stride_k;
+  return s;
+}
+
+// A thread's slots of a tile (slot = thread + j x kThreads), and the block's shared memory:
+// the ring and every thread's slot words (kept in shared memory, not registers: the 64-row
+// kernels have none to spare).
+OG_SKINNY_FN int slots_per_thread(const TileShape& t) { return (t.lines * t.chunks_per_line + kThreads - 1) / kThreads; }
+OG_SKINNY_FN int word_bytes(int rows, bool s_k_fast, bool l_k_fast) {
+  return 4 * kThreads * (slots_per_thread(s_tile(rows, s_k_fast)) + slots_per_thread(l_tile(l_k_fast)));
+}
+OG_SKINNY_FN int block_shared_bytes(int rows, bool s_k_fast, bool l_k_fast) { return ring_bytes(rows, s_k_fast, l_k_fast) + word_bytes(rows, s_k_fast, l_k_fast); }
+static_assert(block_shared_bytes(16, false, true) <= 48 * 1024 && block_shared_bytes(32, false, true) <= 48 * 1024 &&
+                  block_shared_bytes(32, true, true) <= 48 * 1024 && block_shared_bytes(64, false, true) <= 48 * 1024 &&
+                  block_shared_bytes(64, true, true) <= 48 * 1024 && block_shared_bytes(32, false, false) <= 48 * 1024,
+              "static shared memory: at most 48 KB a block");
+
 // Element (x, k) of a stage's tile (x: S's row or L's column, k: the K offset in the stage) on a
 // line with the given shift, as an element index into the tile.
 OG_SKINNY_FN int tile_index(const TileShape& t, bool k_fast, int x, int k, int shift) {

@@ -51,10 +51,25 @@ __device__ __forceinline__ void copy_lines(unsigned char* tile, const skinny_mma
   }
 }
 
+// The fast path's copies of one tile of a full stage inside the extent: one 16-byte copy per
+// slot word that copies (mma_layout.h's slot_word; this thread's words FIRST.., N of them),
+// from `base` (the stage's first-line chunk).
+template <int FIRST, int N, int ALL>
+__device__ __forceinline__ void copy_words(unsigned char* tile, const uint32_t (&words)[ALL][skinny_mma::kThreads], uint64_t base) {
+  using namespace skinny_mma;
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const uint32_t w = words[FIRST + j][threadIdx.x];
+    if (w != kNoSlot)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(unsigned(__cvta_generic_to_shared(tile + 2 * slot_to(w)))),
+                   "l"(base + uint64_t(slot_offset(w))));
+  }
+}
+
 // S_K_FAST: S has a unit stride along K (else along its rows); L_K_FAST likewise for L (else
 // along its columns). T: __half or __nv_bfloat16, both operands.
 template <int ROWS, bool S_K_FAST, bool L_K_FAST, class T>
-__global__ void __launch_bounds__(skinny::kThreads, ROWS > 16 ? 3 : 4) skinny_mma_kernel(SkinnyArgs p) {
+__global__ void __launch_bounds__(skinny::kThreads, 2) skinny_mma_kernel(SkinnyArgs p) {
   using namespace skinny_mma;
   constexpr TileShape kS = s_tile(ROWS, S_K_FAST), kL = l_tile(L_K_FAST);
   constexpr int kStage = stage_bytes(ROWS, S_K_FAST, L_K_FAST), kStages = stages(ROWS);
@@ -71,11 +86,47 @@ __global__ void __launch_bounds__(skinny::kThreads, ROWS > 16 ? 3 : 4) skinny_mm
   const StageArgs sa{{reinterpret_cast<uint64_t>(p.s.ptr), p.s.sr, p.s.sc, p.s.bs},
                      {reinterpret_cast<uint64_t>(p.l.ptr), p.l.sr, p.l.sc, p.l.bs},
                      p.rows, p.cols, p.k, S_K_FAST, L_K_FAST};
+  // The fast path (mma_layout.h): this thread's slot words of a full stage, and the stages
+  // [fast_from, fast_to) that are full and inside both extents; the other stages (ragged, or at
+  // an end of an extent) go through chunk_copy slot by slot.
+  constexpr int kSlotsS = slots_per_thread(kS), kSlotsL = slots_per_thread(kL);
+  __shared__ uint32_t words[kSlotsS + kSlotsL][kThreads];  // this thread's: words[j][threadIdx.x]
+  uint64_t s_base = 0, l_base = 0;
+  int fast_from, fast_to;
+  fast_from = fast_to = 0;
+  if ((ke - kb) / kChunk >= 2) {  // a slice of one full stage does not repay the words
+    LineSource s, l;
+    stage_sources(sa, batch, c0, kb, kb + kChunk, 0, s, l);
+    bool fits = true;
+#pragma unroll
+    for (int j = 0; j < kSlotsS; ++j) {
+      const int slot = int(threadIdx.x) + j * kThreads;
+      words[j][threadIdx.x] = slot < kS.lines * kS.chunks_per_line ? slot_word(kS, s, slot, fits) : kNoSlot;
+    }
+#pragma unroll
+    for (int j = 0; j < kSlotsL; ++j) {
+      const int slot = int(threadIdx.x) + j * kThreads;
+      words[kSlotsS + j][threadIdx.x] = slot < kL.lines * kL.chunks_per_line ? slot_word(kL, l, slot, fits) : kNoSlot;
+    }
+    s_base = stage_base(s);
+    l_base = stage_base(l);
+    int s_from, s_to, l_from, l_to;
+    inside_stages(s, stage_advance(sa.s.sc), s_from, s_to);
+    inside_stages(l, stage_advance(sa.l.sr), l_from, l_to);
+    fast_from = max(s_from, l_from);
+    fast_to = fits ? min(min(s_to, l_to), (ke - kb) / kChunk) : 0;
+  }
   auto load_stage = [&](int chunk, int slot) {
+    unsigned char* stage = ring + slot * kStage;
+    if (chunk >= fast_from && chunk < fast_to) {
+      copy_words<0, kSlotsS>(stage, words, s_base + uint64_t(chunk * stage_advance(sa.s.sc)));
+      copy_words<kSlotsS, kSlotsL>(stage + kS.bytes, words, l_base + uint64_t(chunk * stage_advance(sa.l.sr)));
+      return;
+    }
     LineSource s, l;
     stage_sources(sa, batch, c0, kb, ke, chunk, s, l);
-    copy_lines(ring + slot * kStage, kS, s);
-    copy_lines(ring + slot * kStage + kS.bytes, kL, l);
+    copy_lines(stage, kS, s);
+    copy_lines(stage + kS.bytes, kL, l);
   };
 
   // The shifts of the lines this lane's fragment elements lie on (two at most: shift_index).
@@ -133,16 +184,17 @@ __global__ void __launch_bounds__(skinny::kThreads, ROWS > 16 ? 3 : 4) skinny_mm
     }
   };
 
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < chunks) load_stage(s, s);
-    asm volatile("cp.async.commit_group;\n" ::);
-  }
-  for (int c = 0; c < chunks; ++c) {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));
-    __syncthreads();  // stage c landed for every thread; stage c - 1's slot is free
+  // The first kStages - 1 iterations only load (the ring's prologue): one place issues the
+  // loads, so the two copy paths are compiled once.
+  for (int c = 1 - kStages; c < chunks; ++c) {
+    if (c >= 0) {
+      asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));
+      __syncthreads();  // stage c landed for every thread; stage c - 1's slot is free
+    }
     const int next = c + kStages - 1;
     if (next < chunks) load_stage(next, next % kStages);
     asm volatile("cp.async.commit_group;\n" ::);
+    if (c < 0) continue;
     const int kvalid = ke - (kb + c * kChunk);
     if (kvalid >= kChunk) mma_stage(c % kStages, std::false_type{}, kvalid);
     else mma_stage(c % kStages, std::true_type{}, kvalid);
