@@ -2,8 +2,7 @@
 // serves (both ends of its row range, every unit-stride layout of both operands, odd leading
 // dimensions, K slices with masked tails, batches, f16 and bf16, every output dtype, C, bias and
 // activations); device pointers with misaligned bases and a broadcast B; bit-identical results
-// run to run with split-K; the refusals. (The family is offered only when forced until these
-// have passed on a GPU: tests/cuda/test_cuda_model.cpp checks that gate.)
+// run to run with split-K; the refusals.
 // Without an sm_90 device every test prints "SKIPPED cuda: <test>: <reason>".
 #include <doctest/doctest.h>
 
