@@ -74,13 +74,13 @@ TEST_CASE("cuda: skinny_mma on device pointers: misaligned bases, odd batch stri
     const char* config;
   };
   const Row rows[] = {
-      {28, 777, 531, 1, Dtype::f16, Dtype::f32, false, false, 2, 6, false, "skinny_mma:32x64x64-g1-s3-w8-mma"},
-      {19, 500, 1000, 3, Dtype::bf16, Dtype::bf16, true, true, 14, 2, true, "skinny_mma:32x64x64-g1-s3-w8-k4-mma"},
-      {5, 300, 2049, 2, Dtype::f16, Dtype::f16, false, true, 6, 14, false, "skinny_mma:16x64x64-g1-s3-w8-k16-mma"},
-      {333, 12, 700, 2, Dtype::bf16, Dtype::f32, true, false, 2, 2, true, "skinny_mma:64x16x64-g1-s3-w8-k2-tmma"},
-      {611, 31, 97, 1, Dtype::f16, Dtype::f16, false, false, 14, 6, false, "skinny_mma:64x32x64-g1-s3-w8-tmma"},
-      {50, 900, 1300, 2, Dtype::bf16, Dtype::f32, false, true, 6, 2, false, "skinny_mma:64x64x64-g1-s2-w8-k4-mma"},
-      {1000, 45, 1100, 1, Dtype::f16, Dtype::bf16, true, true, 2, 14, false, "skinny_mma:64x64x64-g1-s2-w8-k16-tmma"},
+      {28, 777, 531, 1, Dtype::f16, Dtype::f32, false, false, 2, 6, false, "skinny_mma:32x64x64-g1-s4-w8-mma"},
+      {19, 500, 1000, 3, Dtype::bf16, Dtype::bf16, true, true, 14, 2, true, "skinny_mma:32x64x64-g1-s4-w8-k4-mma"},
+      {5, 300, 2049, 2, Dtype::f16, Dtype::f16, false, true, 6, 14, false, "skinny_mma:16x64x64-g1-s4-w8-k16-mma"},
+      {333, 12, 700, 2, Dtype::bf16, Dtype::f32, true, false, 2, 2, true, "skinny_mma:64x16x64-g1-s4-w8-k2-tmma"},
+      {611, 31, 97, 1, Dtype::f16, Dtype::f16, false, false, 14, 6, false, "skinny_mma:64x32x64-g1-s4-w8-tmma"},
+      {50, 900, 1300, 2, Dtype::bf16, Dtype::f32, false, true, 6, 2, false, "skinny_mma:64x64x64-g1-s3-w8-k4-mma"},
+      {1000, 45, 1100, 1, Dtype::f16, Dtype::bf16, true, true, 2, 14, false, "skinny_mma:64x64x64-g1-s3-w8-k16-tmma"},
   };
   for (const Row& r : rows)
     run_device_case(*ctx, r.m, r.n, r.k, r.batch, r.in, r.out, r.ta, r.tb, r.a_offset, r.b_offset, r.b_broadcast, r.config,
@@ -92,34 +92,34 @@ TEST_CASE("cuda: skinny_mma refuses what it does not serve, naming why") {
   if (!ctx) return;
   Case r{40, 300, 100};  // 40 rows: the 64-row tile's, not the 32-row one's
   r.a = r.b = r.d = Dtype::f16;
-  r.config = "skinny_mma:32x64x64-g1-s3-w8-mma";
+  r.config = "skinny_mma:32x64x64-g1-s4-w8-mma";
   r.must_refuse = "serves problems of 17 to 32 rows";
   run_case(*ctx, r);
   Case w{300, 65, 100};  // 65 columns: more than any row of the table
   w.a = w.b = w.d = Dtype::bf16;
-  w.config = "skinny_mma:64x64x64-g1-s2-w8-tmma";
+  w.config = "skinny_mma:64x64x64-g1-s3-w8-tmma";
   w.must_refuse = "serves problems of 33 to 64 columns";
   run_case(*ctx, w);
   Case f{4, 300, 100};  // f32 inputs: the f32 FMA kernels' (cuda.skinny)
   f.a = f.b = f.d = Dtype::f32;
-  f.config = "skinny_mma:16x64x64-g1-s3-w8-mma";
+  f.config = "skinny_mma:16x64x64-g1-s4-w8-mma";
   f.must_refuse = "f16 x f16 or bf16 x bf16";
   run_case(*ctx, f);
   Case x{4, 300, 100};  // mixed inputs
   x.a = Dtype::f16;
   x.b = x.d = Dtype::bf16;
-  x.config = "skinny_mma:16x64x64-g1-s3-w8-mma";
+  x.config = "skinny_mma:16x64x64-g1-s4-w8-mma";
   x.must_refuse = "f16 x f16 or bf16 x bf16";
   run_case(*ctx, x);
   Case s{4, 300, 100};  // two K chunks cannot make eight slices
   s.a = s.b = s.d = Dtype::bf16;
-  s.config = "skinny_mma:16x64x64-g1-s3-w8-k8-mma";
+  s.config = "skinny_mma:16x64x64-g1-s4-w8-k8-mma";
   s.must_refuse = "split-K 8 needs";
   run_case(*ctx, s);
   Case o{4, 300, 100};  // aligned f16: the TMA kernel streams it in place
   o.a = o.b = o.d = Dtype::f16;
   o.tma_aligned = true;
-  o.config = "skinny_mma:16x64x64-g1-s3-w8-mma";
+  o.config = "skinny_mma:16x64x64-g1-s4-w8-mma";
   o.must_refuse = "streams this problem's 16-bit operands in place";
   run_case(*ctx, o);
 }
@@ -132,5 +132,5 @@ TEST_CASE("cuda: skinny_mma split-K gives the same bits on every run") {
   A.randomize();
   B.randomize();
   // A cluster split (8) and a deep one (32: partial sums in the workspace, summed by the last slice).
-  check_same_bits(*ctx, A, B, D, {"skinny_mma:32x64x64-g1-s3-w8-k8-mma", "skinny_mma:32x64x64-g1-s3-w8-k32-mma"});
+  check_same_bits(*ctx, A, B, D, {"skinny_mma:32x64x64-g1-s4-w8-k8-mma", "skinny_mma:32x64x64-g1-s4-w8-k32-mma"});
 }

@@ -7,6 +7,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <string>
 #include <utility>
 
@@ -50,6 +51,10 @@ struct SkinnyLaunch {
   void (*kernel)(cuda::SkinnyArgs) = nullptr;
   bool transposed = false;
   long long shared_bytes = 0;  // per block, for explain
+  // Dynamic shared memory per block (0: the kernel's is static) and, past 48 KB, the kernel's
+  // record of the devices whose limit has been raised for it (bit d: device d).
+  int dynamic_shared = 0;
+  std::atomic<unsigned long long>* raised_on = nullptr;
   const char* note = "";       // the kernel's loads and math, for explain
   long long col_blocks = 0, batch = 0;
 };
@@ -144,12 +149,21 @@ class SkinnyFamilyBase : public PlannedFamily<SkinnyLaunch> {
       l.args.partials = parts.partials;
       l.args.counters = parts.counters;
     }
+    if (l.dynamic_shared > 48 * 1024 && l.raised_on) {  // once per kernel and device
+      const unsigned long long bit = 1ull << (dev_.index & 63);
+      if (!(l.raised_on->load(std::memory_order_acquire) & bit)) {
+        OG_CUDA_TRY(cudaFuncSetAttribute(l.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, l.dynamic_shared),
+                    "skinny kernel shared memory limit");
+        l.raised_on->fetch_or(bit, std::memory_order_acq_rel);
+      }
+    }
     for (long long b0 = 0; b0 < l.batch; b0 += dev_.max_grid_z) {
       const unsigned chunk = unsigned(std::min<long long>(dev_.max_grid_z, l.batch - b0));
       l.args.batch_base = int(b0);
       cudaLaunchConfig_t config{};
       config.gridDim = dim3(unsigned(l.col_blocks * l.args.split), 1, chunk);
       config.blockDim = dim3(cuda::skinny::kThreads);
+      config.dynamicSmemBytes = size_t(l.dynamic_shared);
       config.stream = s;
       cudaLaunchAttribute attribute[1];
       if (l.args.split > 1 && l.args.split <= kMaxClusterSplit) {

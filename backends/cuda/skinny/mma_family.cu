@@ -37,7 +37,9 @@ template <int ROWS, bool S_K_FAST, bool L_K_FAST>
 void pick(og_dtype t, SkinnyLaunch& out) {
   out.kernel = t == OG_DTYPE_F16 ? cuda::skinny_mma_kernel<ROWS, S_K_FAST, L_K_FAST, __half>
                                  : cuda::skinny_mma_kernel<ROWS, S_K_FAST, L_K_FAST, __nv_bfloat16>;
-  out.shared_bytes = skinny_mma::block_shared_bytes(ROWS, S_K_FAST, L_K_FAST);
+  out.shared_bytes = out.dynamic_shared = skinny_mma::block_shared_bytes(ROWS, S_K_FAST, L_K_FAST);
+  static std::atomic<unsigned long long> raised_on[2]{};  // per dtype's instantiation
+  out.raised_on = &raised_on[t == OG_DTYPE_F16 ? 0 : 1];
 }
 template <int ROWS>
 void pick(og_dtype t, bool s_k_fast, bool l_k_fast, SkinnyLaunch& out) {
@@ -50,16 +52,23 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
   explicit SkinnyMmaFamily(CudaDevice& device) : SkinnyFamilyBase(device) {}
   const char* name() const override { return "skinny_mma"; }
   std::span<const Config> configs() const override { return kConfigs; }
-  // Bound by streaming the large operand once through 16-byte copies, two or three blocks per SM
-  // with one or two stages in flight each (split-K supplies the blocks); the tensor cores far
-  // from busy at 64 rows or fewer. The shares are the H200's (bench/results/h200): about 0.4 of
+  // Bound by streaming the large operand once through 16-byte copies, three blocks per SM (two
+  // at 64 rows) with three stages in flight each (two at 64 rows; split-K supplies the blocks);
+  // the tensor cores far from busy at 64 rows or fewer. The shares are the H200's (bench/results/h200): about 0.4 of
   // the bandwidth on the large streaming rows, where TMA-fed sm90_wgmma reaches about 0.7.
-  CostHints hints(const Problem&, const Config&) const override {
+  // A split deeper than a cluster ends with one block per tile reading every slice's partial
+  // sums from the workspace (after each slice wrote its own): a serial tail at about one SM's
+  // share of the L2 bandwidth (~100 GB/s), priced as extra time.
+  CostHints hints(const Problem&, const Config& c) const override {
     CostHints h;
     h.efficiency = 0.25;
     h.memory_efficiency = 0.4;
     h.memory_items_per_unit = 2;
     h.split_fixed_steps = 2;
+    if (c.split_k > kMaxClusterSplit) {
+      const double rows = transposed_form(c.form.text) ? c.block_n : c.block_m;
+      h.extra_us = 2.0 * c.split_k * rows * skinny_mma::kCols * 4 / 100e3;
+    }
     return h;
   }
 

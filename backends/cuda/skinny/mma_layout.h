@@ -28,12 +28,13 @@ constexpr int kChunk = 64;     // K per stage
 // How the eight warps share a stage: warps_k along K (k_steps k16 steps each), warps_n along the
 // columns (col_frags n8 fragments each). Up to 32 rows: 4 x 2 warps, one k16 step and 32 columns
 // each; 64 rows: 2 x 4 warps, two k16 steps and 16 columns each (half the accumulators per lane,
-// half the K-warp sums to add). Stages in the ring: three, two at 64 rows (static shared memory).
+// half the K-warp sums to add). Stages in the ring: four, three at 64 rows (dynamic shared
+// memory: three blocks of 16 or 32 rows, or two of 64, fit an SM's 228 KB).
 struct WarpLayout {
   int warps_k, warps_n, k_steps, col_frags;
 };
 OG_SKINNY_FN WarpLayout warp_layout(int rows) { return rows > 32 ? WarpLayout{2, 4, 2, 2} : WarpLayout{4, 2, 1, 4}; }
-OG_SKINNY_FN int stages(int rows) { return rows > 32 ? 2 : 3; }
+OG_SKINNY_FN int stages(int rows) { return rows > 32 ? 3 : 4; }
 OG_SKINNY_FN bool covers_block(const WarpLayout& w) {
   return w.warps_k * w.warps_n * 32 == kThreads && w.warps_k * w.k_steps * 16 == kChunk && w.warps_n * w.col_frags * 8 == kCols;
 }
@@ -183,17 +184,19 @@ OG_SKINNY_FN LineSource advanced(const LineSource& full, int chunk, int64_t stri
 }
 
 // A thread's slots of a tile (slot = thread + j x kThreads), and the block's shared memory:
-// the ring and every thread's slot words (kept in shared memory, not registers: the 64-row
-// kernels have none to spare).
+// the ring, then every thread's slot words (kept in shared memory, not registers: the kernels
+// have none to spare), words[j][thread].
 OG_SKINNY_FN int slots_per_thread(const TileShape& t) { return (t.lines * t.chunks_per_line + kThreads - 1) / kThreads; }
 OG_SKINNY_FN int word_bytes(int rows, bool s_k_fast, bool l_k_fast) {
   return 4 * kThreads * (slots_per_thread(s_tile(rows, s_k_fast)) + slots_per_thread(l_tile(l_k_fast)));
 }
 OG_SKINNY_FN int block_shared_bytes(int rows, bool s_k_fast, bool l_k_fast) { return ring_bytes(rows, s_k_fast, l_k_fast) + word_bytes(rows, s_k_fast, l_k_fast); }
-static_assert(block_shared_bytes(16, false, true) <= 48 * 1024 && block_shared_bytes(32, false, true) <= 48 * 1024 &&
-                  block_shared_bytes(32, true, true) <= 48 * 1024 && block_shared_bytes(64, false, true) <= 48 * 1024 &&
-                  block_shared_bytes(64, true, true) <= 48 * 1024 && block_shared_bytes(32, false, false) <= 48 * 1024,
-              "static shared memory: at most 48 KB a block");
+// Within a block's dynamic shared memory on sm_80 and sm_90 (at most 163 KB and 227 KB), and
+// small enough that three blocks of up to 32 rows and two of 64 share an SM of sm_90.
+static_assert(block_shared_bytes(16, false, true) <= 72 * 1024 && block_shared_bytes(32, false, true) <= 72 * 1024 &&
+                  block_shared_bytes(32, true, true) <= 72 * 1024 && block_shared_bytes(32, false, false) <= 72 * 1024 &&
+                  block_shared_bytes(64, false, true) <= 110 * 1024 && block_shared_bytes(64, true, true) <= 110 * 1024,
+              "a block's shared memory");
 
 // Element (x, k) of a stage's tile (x: S's row or L's column, k: the K offset in the stage) on a
 // line with the given shift, as an element index into the tile.

@@ -54,8 +54,8 @@ __device__ __forceinline__ void copy_lines(unsigned char* tile, const skinny_mma
 // The fast path's copies of one tile of a full stage inside the extent: one 16-byte copy per
 // slot word that copies (mma_layout.h's slot_word; this thread's words FIRST.., N of them),
 // from `base` (the stage's first-line chunk).
-template <int FIRST, int N, int ALL>
-__device__ __forceinline__ void copy_words(unsigned char* tile, const uint32_t (&words)[ALL][skinny_mma::kThreads], uint64_t base) {
+template <int FIRST, int N>
+__device__ __forceinline__ void copy_words(unsigned char* tile, const uint32_t (*words)[skinny_mma::kThreads], uint64_t base) {
   using namespace skinny_mma;
 #pragma unroll
   for (int j = 0; j < N; ++j) {
@@ -69,13 +69,13 @@ __device__ __forceinline__ void copy_words(unsigned char* tile, const uint32_t (
 // S_K_FAST: S has a unit stride along K (else along its rows); L_K_FAST likewise for L (else
 // along its columns). T: __half or __nv_bfloat16, both operands.
 template <int ROWS, bool S_K_FAST, bool L_K_FAST, class T>
-__global__ void __launch_bounds__(skinny::kThreads, 2) skinny_mma_kernel(SkinnyArgs p) {
+__global__ void __launch_bounds__(skinny::kThreads, ROWS > 32 ? 2 : 3) skinny_mma_kernel(SkinnyArgs p) {
   using namespace skinny_mma;
   constexpr TileShape kS = s_tile(ROWS, S_K_FAST), kL = l_tile(L_K_FAST);
   constexpr int kStage = stage_bytes(ROWS, S_K_FAST, L_K_FAST), kStages = stages(ROWS);
   constexpr WarpLayout kW = warp_layout(ROWS);
   constexpr int kFragsM = ROWS / 16, kSteps = kW.k_steps, kColFrags = kW.col_frags;
-  __shared__ __align__(16) unsigned char ring[ring_bytes(ROWS, S_K_FAST, L_K_FAST)];
+  extern __shared__ __align__(16) unsigned char ring[];  // block_shared_bytes: the ring, then the slot words
 
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
   const int wk = warp % kW.warps_k, wn = warp / kW.warps_k, g = lane >> 2, t = lane & 3;
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_mma_kernel(SkinnyA
   // [fast_from, fast_to) that are full and inside both extents; the other stages (ragged, or at
   // an end of an extent) go through chunk_copy slot by slot.
   constexpr int kSlotsS = slots_per_thread(kS), kSlotsL = slots_per_thread(kL);
-  __shared__ uint32_t words[kSlotsS + kSlotsL][kThreads];  // this thread's: words[j][threadIdx.x]
+  uint32_t(*words)[kThreads] = reinterpret_cast<uint32_t(*)[kThreads]>(ring + ring_bytes(ROWS, S_K_FAST, L_K_FAST));
   uint64_t s_base = 0, l_base = 0;
   int fast_from, fast_to;
   fast_from = fast_to = 0;
