@@ -77,6 +77,10 @@ class SkinnyFamily final : public SkinnyFamilyBase {
   // The dot loaders with 8 or 16 rows keep 32-64 accumulators per lane and load the rows of S
   // per K step: on the H100 they ran far below the axpy loaders' rate (the random sweep, seed
   // 101), so their FMAs are priced at a third of it.
+  // Streaming 16-bit operands (where skinny_mma competes; bench/results/h200 runs r1 and r2,
+  // same problems): the dot loaders (L contiguous along K) reached about half skinny_mma's rate
+  // and the axpy loaders about its rate, so their shares are set below and near its 0.4; the
+  // other input types keep the H100's 0.6 (nothing else reads them in place).
   CostHints hints(const Problem& p, const Config& c) const override {
     CostHints h;
     const DeviceLimits& lim = dev_.info.limits;
@@ -84,7 +88,8 @@ class SkinnyFamily final : public SkinnyFamilyBase {
     const int rows = t ? c.block_n : c.block_m;
     const double share = lanes_k_form(c.form.text) && rows >= 8 ? 0.17 : 0.5;
     h.efficiency = lim.peak_tflops_f32 > 0 ? share * lim.peak_tflops_f32 / peak_tflops(lim, p) : 0.1 * share;
-    h.memory_efficiency = 0.6;
+    const bool sixteen_bit = dtype_bytes(p.a.dtype) == 2 && dtype_bytes(p.b.dtype) == 2 && p.a.dtype == p.b.dtype;
+    h.memory_efficiency = !sixteen_bit ? 0.6 : lanes_k_form(c.form.text) ? 0.2 : 0.35;
     h.memory_items_per_unit = 2;
     h.split_fixed_steps = 1;
     return h;
