@@ -54,8 +54,8 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
   std::span<const Config> configs() const override { return kConfigs; }
   // Bound by streaming the large operand once through 16-byte copies, three blocks per SM (two
   // at 64 rows) with three stages in flight each (two at 64 rows; split-K supplies the blocks);
-  // the tensor cores far from busy at 64 rows or fewer. The shares are the H200's (bench/results/h200): about 0.4 of
-  // the bandwidth on the large streaming rows, where TMA-fed sm90_wgmma reaches about 0.7.
+  // the tensor cores far from busy at 64 rows or fewer. Its memory share is the one measured on
+  // the H200's large streaming rows (bench/results/h200), below the TMA-fed families' 0.75.
   // A split deeper than a cluster ends with one block per tile reading every slice's partial
   // sums from the workspace (after each slice wrote its own): a serial tail at about one SM's
   // share of the L2 bandwidth (~100 GB/s), priced as extra time.

@@ -92,8 +92,7 @@ __global__ void __launch_bounds__(skinny::kThreads, ROWS > 32 ? 2 : 3) skinny_mm
   constexpr int kSlotsS = slots_per_thread(kS), kSlotsL = slots_per_thread(kL);
   uint32_t(*words)[kThreads] = reinterpret_cast<uint32_t(*)[kThreads]>(ring + ring_bytes(ROWS, S_K_FAST, L_K_FAST));
   uint64_t s_base = 0, l_base = 0;
-  int fast_from, fast_to;
-  fast_from = fast_to = 0;
+  int fast_from = 0, fast_to = 0;
   if ((ke - kb) / kChunk >= 2) {  // a slice of one full stage does not repay the words
     LineSource s, l;
     stage_sources(sa, batch, c0, kb, kb + kChunk, 0, s, l);
