@@ -138,20 +138,20 @@ double run_model(const ModelCase& mc) {
         sm::stage_sources(sa, b, c0, kb, kb + sm::kChunk, 0, sf, lf);
         std::vector<uint32_t> s_word(size_t(ts.lines * ts.chunks_per_line)), l_word(size_t(tl.lines * tl.chunks_per_line));
         std::vector<char> fits(sm::kThreads, 1);
-        for (size_t slot = 0; slot < s_word.size(); ++slot) {
-          bool ok = true;
-          s_word[slot] = sm::slot_word(ts, sf, int(slot), ok);
-          fits[slot % sm::kThreads] &= ok;
+        int fast_from = 0, fast_to = 0;  // each thread's interval, less its words' fit (fits[])
+        if (sm::words_repay(kb, ke)) {
+          for (size_t slot = 0; slot < s_word.size(); ++slot) {
+            bool ok = true;
+            s_word[slot] = sm::slot_word(ts, sf, int(slot), ok);
+            fits[slot % sm::kThreads] &= ok;
+          }
+          for (size_t slot = 0; slot < l_word.size(); ++slot) {
+            bool ok = true;
+            l_word[slot] = sm::slot_word(tl, lf, int(slot), ok);
+            fits[slot % sm::kThreads] &= ok;
+          }
+          sm::fast_stages(sa, sf, lf, kb, ke, true, fast_from, fast_to);
         }
-        for (size_t slot = 0; slot < l_word.size(); ++slot) {
-          bool ok = true;
-          l_word[slot] = sm::slot_word(tl, lf, int(slot), ok);
-          fits[slot % sm::kThreads] &= ok;
-        }
-        int s_from, s_to, l_from, l_to;
-        sm::inside_stages(sf, sm::stage_advance(sa.s.sc), s_from, s_to);
-        sm::inside_stages(lf, sm::stage_advance(sa.l.sr), l_from, l_to);
-        const int fast_from = std::max(s_from, l_from), fast_to = std::min({s_to, l_to, (ke - kb) / sm::kChunk});
         for (int c = 0; c < chunks; ++c) {
           std::vector<uint16_t> st(size_t(ts.bytes / 2), nan_bits), lt(size_t(tl.bytes / 2), nan_bits);
           sm::LineSource s, l;

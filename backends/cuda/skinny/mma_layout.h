@@ -176,6 +176,19 @@ OG_SKINNY_FN void inside_stages(const LineSource& full, int64_t advance, int& fr
   from = int(c_from < cap ? c_from : cap);
   to = int(c_to < cap ? c_to : cap);
 }
+// Whether a slice [kb, ke) computes slot words at all: two full stages or more (one does not
+// repay them).
+OG_SKINNY_FN bool words_repay(int kb, int ke) { return (ke - kb) / kChunk >= 2; }
+// The slice's fast stages [from, to): full, and inside both extents (sf, lf: the slice's first
+// full stage of S and of L, from stage_sources with ke = kb + kChunk); none where a word did not fit.
+OG_SKINNY_FN void fast_stages(const StageArgs& a, const LineSource& sf, const LineSource& lf, int kb, int ke, bool fits, int& from, int& to) {
+  int s_from, s_to, l_from, l_to;
+  inside_stages(sf, stage_advance(a.s.sc), s_from, s_to);
+  inside_stages(lf, stage_advance(a.l.sr), l_from, l_to);
+  const int full = (ke - kb) / kChunk, end = s_to < l_to ? s_to : l_to;
+  from = s_from > l_from ? s_from : l_from;
+  to = fits ? (end < full ? end : full) : 0;
+}
 // Stage `chunk`'s lines of a full stage whose stage 0 is `full`.
 OG_SKINNY_FN LineSource advanced(const LineSource& full, int chunk, int64_t stride_k) {
   LineSource s = full;

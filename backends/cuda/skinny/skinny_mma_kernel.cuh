@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(skinny::kThreads, ROWS > 32 ? 2 : 3) skinny_mm
   uint32_t(*words)[kThreads] = reinterpret_cast<uint32_t(*)[kThreads]>(ring + ring_bytes(ROWS, S_K_FAST, L_K_FAST));
   uint64_t s_base = 0, l_base = 0;
   int fast_from = 0, fast_to = 0;
-  if ((ke - kb) / kChunk >= 2) {  // a slice of one full stage does not repay the words
+  if (words_repay(kb, ke)) {
     LineSource s, l;
     stage_sources(sa, batch, c0, kb, kb + kChunk, 0, s, l);
     bool fits = true;
@@ -109,11 +109,7 @@ __global__ void __launch_bounds__(skinny::kThreads, ROWS > 32 ? 2 : 3) skinny_mm
     }
     s_base = stage_base(s);
     l_base = stage_base(l);
-    int s_from, s_to, l_from, l_to;
-    inside_stages(s, stage_advance(sa.s.sc), s_from, s_to);
-    inside_stages(l, stage_advance(sa.l.sr), l_from, l_to);
-    fast_from = max(s_from, l_from);
-    fast_to = fits ? min(min(s_to, l_to), (ke - kb) / kChunk) : 0;
+    fast_stages(sa, s, l, kb, ke, fits, fast_from, fast_to);
   }
   auto load_stage = [&](int chunk, int slot) {
     unsigned char* stage = ring + slot * kStage;
