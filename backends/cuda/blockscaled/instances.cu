@@ -2,6 +2,7 @@
 // pair; the launch dispatch is generated from the same rows.
 #include <atomic>
 
+#include "../shared_limit.hpp"
 #include "gemm_block128.cuh"
 #include "launch.hpp"
 
@@ -11,16 +12,8 @@ namespace {
 
 template <class S>
 cudaError_t launch_shape(const Block128Launch& l) {
-  // Raise the dynamic shared-memory limit once per instantiation and device.
   static std::atomic<unsigned long long> raised_on{0};
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  const unsigned long long bit = 1ull << (device & 63);
-  if (!(raised_on.load(std::memory_order_acquire) & bit)) {
-    const cudaError_t e = cudaFuncSetAttribute(gemm_block128<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.max_shared));
-    if (e != cudaSuccess) return e;
-    raised_on.fetch_or(bit, std::memory_order_acq_rel);
-  }
+  if (cudaError_t e = raise_shared_limit_once(gemm_block128<S>, int(l.max_shared), raised_on); e != cudaSuccess) return e;
   const size_t smem = S::shared_bytes(l.args.stages);
   if (smem > l.max_shared) return cudaErrorInvalidValue;
   if constexpr (S::CLUSTER_M == 1) {

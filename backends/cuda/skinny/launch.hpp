@@ -13,6 +13,7 @@
 
 #include "../cuda_device.hpp"
 #include "../kernel_views.hpp"
+#include "../shared_limit.hpp"
 #include "kernel_family.hpp"
 #include "skinny_kernel.cuh"
 
@@ -149,14 +150,8 @@ class SkinnyFamilyBase : public PlannedFamily<SkinnyLaunch> {
       l.args.partials = parts.partials;
       l.args.counters = parts.counters;
     }
-    if (l.dynamic_shared > 48 * 1024 && l.raised_on) {  // once per kernel and device
-      const unsigned long long bit = 1ull << (dev_.index & 63);
-      if (!(l.raised_on->load(std::memory_order_acquire) & bit)) {
-        OG_CUDA_TRY(cudaFuncSetAttribute(l.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, l.dynamic_shared),
-                    "skinny kernel shared memory limit");
-        l.raised_on->fetch_or(bit, std::memory_order_acq_rel);
-      }
-    }
+    if (l.dynamic_shared > 48 * 1024 && l.raised_on)
+      OG_CUDA_TRY(raise_shared_limit_once(l.kernel, l.dynamic_shared, *l.raised_on), "skinny kernel shared memory limit");
     for (long long b0 = 0; b0 < l.batch; b0 += dev_.max_grid_z) {
       const unsigned chunk = unsigned(std::min<long long>(dev_.max_grid_z, l.batch - b0));
       l.args.batch_base = int(b0);

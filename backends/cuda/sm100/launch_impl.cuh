@@ -4,6 +4,7 @@
 #pragma once
 #include <atomic>
 
+#include "../shared_limit.hpp"
 #include "gemm_tcgen05.cuh"
 #include "launch.hpp"
 
@@ -12,17 +13,8 @@ namespace omnigemm::detail::sm100 {
 template <Kind KIND, int BLOCK_N, int CTA_GROUP, bool B_MN>
 cudaError_t launch_tile(const Launch& l) {
   auto kernel = gemm_tcgen05<KIND, BLOCK_N, CTA_GROUP, B_MN>;
-  // Raise the dynamic shared-memory limit once per instantiation and device.
   static std::atomic<unsigned long long> raised_on{0};
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  const unsigned long long bit = 1ull << (device & 63);
-  if (!(raised_on.load(std::memory_order_acquire) & bit)) {
-    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.max_shared));
-        e != cudaSuccess)
-      return e;
-    raised_on.fetch_or(bit, std::memory_order_acq_rel);
-  }
+  if (cudaError_t e = raise_shared_limit_once(kernel, int(l.max_shared), raised_on); e != cudaSuccess) return e;
   const Geometry g{KIND, BLOCK_N, CTA_GROUP, l.stages, B_MN};
   const size_t smem = shared_bytes(g);
   if (smem > l.max_shared) return cudaErrorInvalidValue;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "../shared_limit.hpp"
 #include "gemm_mma_sync.cuh"
 #include "launch.hpp"
 
@@ -13,16 +14,8 @@ template <class S>
 cudaError_t launch_shape(const Launch& l) {
   const size_t smem = shared_bytes(S::BLOCK_M, S::BLOCK_N, S::THREADS / 32, S::A_K_MAJOR, S::B_K_MAJOR, l.stages);
   if (l.stages < kMinStages || l.stages > kMaxStages || smem > l.max_shared) return cudaErrorInvalidValue;
-  // Raise the dynamic shared-memory limit once per instantiation and device.
   static std::atomic<unsigned long long> raised_on{0};
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  const unsigned long long bit = 1ull << (device & 63);
-  if (!(raised_on.load(std::memory_order_acquire) & bit)) {
-    const cudaError_t e = cudaFuncSetAttribute(gemm_mma_sync<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.max_shared));
-    if (e != cudaSuccess) return e;
-    raised_on.fetch_or(bit, std::memory_order_acq_rel);
-  }
+  if (cudaError_t e = raise_shared_limit_once(gemm_mma_sync<S>, int(l.max_shared), raised_on); e != cudaSuccess) return e;
   KernelArgs args{};
   args.m = l.m; args.n = l.n; args.k = l.k;
   args.num_pid_m = (l.m + S::BLOCK_M - 1) / S::BLOCK_M;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "../shared_limit.hpp"
 #include "gemm_tma_wgmma.cuh"
 #include "launch.hpp"
 
@@ -12,17 +13,8 @@ namespace omnigemm::detail::sm90 {
 
 template <class S>
 cudaError_t launch_shape(const Launch& l) {
-  // Raise the dynamic shared-memory limit once per instantiation and device.
   static std::atomic<unsigned long long> raised_on{0};
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  const unsigned long long bit = 1ull << (device & 63);
-  if (!(raised_on.load(std::memory_order_acquire) & bit)) {
-    const cudaError_t e =
-        cudaFuncSetAttribute(gemm_tma_wgmma<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.max_shared));
-    if (e != cudaSuccess) return e;
-    raised_on.fetch_or(bit, std::memory_order_acq_rel);
-  }
+  if (cudaError_t e = raise_shared_limit_once(gemm_tma_wgmma<S>, int(l.max_shared), raised_on); e != cudaSuccess) return e;
   const size_t smem = S::shared_bytes(l.stages);
   if (smem > l.max_shared) return cudaErrorInvalidValue;
   if (S::SPLIT_PAIRS && l.split_k != 2) return cudaErrorInvalidValue;
