@@ -156,7 +156,8 @@ no_spills "$ptx" sgemm "_ZN8omnigemm6detail5sgemm" 16
 
 # The tensor-core skinny family: mma.sync for both 16-bit types, 16-byte cp.async copies of the
 # aligned chunks (operands of any alignment read in place) and no spills at its register budget
-# (three or four 256-thread blocks per SM: 80 or 64 registers), for sm_80 and sm_90.
+# (launch bounds of three 256-thread blocks per SM up to 32 rows, two at 64: 80 or 128
+# registers), for sm_80 and sm_90.
 ptx="$work/skinny_mma.ptx"
 "$nvcc" "${flags[@]}" -I"$src/backends/cuda" -arch=compute_80 -ptx "$src/backends/cuda/skinny/mma_family.cu" -o "$ptx"
 expect "$ptx" "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" "skinny_mma f16 tensor-core MMA"
