@@ -168,6 +168,8 @@ cuda::EpilogueArgs epilogue_args(const Problem& p) {
   };
   e.d_vector_rows = vector_aligned(p.d.stride_col, p.d.stride_row);
   e.d_vector_cols = vector_aligned(p.d.stride_row, p.d.stride_col);
+  e.d_16_bit_rows = bytes == 2 && p.d.stride_col == 1;
+  e.d_16_bit_cols = bytes == 2 && p.d.stride_row == 1;
   return e;
 }
 

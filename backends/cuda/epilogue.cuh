@@ -68,6 +68,9 @@ struct EpilogueArgs {
   // The same for columns: no C, D column-major (unit row stride) with 16-byte aligned base,
   // column and batch strides (D^T of a row-major D, as the swapped Hopper kernels write it).
   bool d_vector_cols;
+  // A 16-bit D with unit column (row) stride, at any alignment and with or without C: the lines
+  // the Hopper kernel's packed ways store (sm90/tile_epilogue.cuh copy_packed_lines).
+  bool d_16_bit_rows, d_16_bit_cols;
 };
 
 // The bias term of output element (gm, gn) (0 without bias: og_epilogue_sum then skips it).

@@ -65,6 +65,36 @@ TEST_CASE("cuda epilogue: C, bias and every activation fused on the Hopper kerne
   CHECK(ran == 91);
 }
 
+// The packed ways to a 16-bit D whose rows are not 16-byte aligned (an odd leading dimension:
+// consecutive rows start at every even byte offset modulo 16, so each piece width of
+// tile_epilogue.cuh store_unit runs, and an odd batch gap): row-major (coop, ping-pong, 256x128)
+// and transposed (swap: D^T), with bias and activations in registers and without.
+TEST_CASE("cuda epilogue: the packed ways to an unaligned 16-bit D, straight and transposed") {
+  auto ctx = sm90_context("packed epilogue, unaligned D");
+  if (!ctx) return;
+  const char* configs[] = {"sm90_wgmma:128x256x64-g16-s4-w12-coop", "sm90_wgmma:256x128x64-g8-s4-w12-coop",
+                           "sm90_wgmma:128x128x64-g8-s6-w12-pingpong", "sm90_wgmma:64x128x64-g8-s8-w12-swap",
+                           "sm90_wgmma:128x192x64-g8-s4-w12-coop"};
+  int ran = 0;
+  for (const char* config : configs)
+    for (int i = 0; i < 3; ++i) {
+      Case c{i == 2 ? 61 : 300 + 7 * i, 517 + 8 * i, 200, 1 + i % 2};
+      c.config = config;
+      c.tma_aligned = true;  // A and B in place; D (and C) with odd pads
+      c.a = c.b = i == 1 ? Dtype::bf16 : Dtype::f16;
+      c.d = c.a;
+      c.tb = i == 1;
+      const Activation acts[] = {Activation::none, Activation::gelu_tanh, Activation::leaky_relu};
+      c.epi.act = acts[i];
+      c.epi.slope = 0.2f;
+      c.epi.bias_mode = i == 0 ? BiasMode::none : i == 1 ? BiasMode::per_n : BiasMode::per_m;
+      CAPTURE(i);
+      run_case(*ctx, c);
+      ++ran;
+    }
+  CHECK(ran == 15);
+}
+
 // C given as D itself (in place) on the register ways: the deferred 16-bit way reads each C pair
 // before its tile's D leaves by TMA stores, and the f32 TMA way reads an f32 C the same way.
 TEST_CASE("cuda epilogue: C in place (C is D) on the register ways") {

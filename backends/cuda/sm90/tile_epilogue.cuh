@@ -4,11 +4,11 @@
 // wgmma's register layout and the row-wise reads are free of bank conflicts; each consumer
 // alternates between two chunks, so one named barrier per chunk suffices. Four ways out,
 // chosen once per launch (uniform branches):
-//   - packed: f16/bf16 D with vector-aligned rows whose epilogue fits in registers
+//   - packed: f16/bf16 D with unit-stride rows whose epilogue fits in registers
 //     (RegisterEpilogue: alpha, C of D's type, an f32 bias, any activation; kernels without the
 //     register epilogue, kernel_key.hpp: the plain alpha * AB only): the epilogue and the
 //     rounding happen in registers, stmatrix writes a chunk of 64 x 64 finished outputs, and
-//     each thread stores 16 bytes at a time;
+//     each thread stores 16 bytes at a time (in aligned pieces where D's rows are not);
 //   - packed columns: the same for a column-major D (the swapped kernels write D^T, the
 //     caller's row-major D, this way): stmatrix.trans, then 16-byte stores down D's columns;
 //   - vector: D with vector-aligned rows and no C otherwise (a 16-bit bias; f32 D without a
@@ -17,8 +17,8 @@
 //   - f32 by TMA: f32 D with vector-aligned rows and a register epilogue (an f32 C only on
 //     consumers of up to 192 columns), where the launch has D's map: 64 x 32 chunks finished in
 //     registers, staged, stored by the TMA;
-//   - generic (C of another type than D's, C where the kernel has no register epilogue, strided
-//     or unaligned D): 64 x 32 f32 per chunk through the fully general per-element epilogue, in
+//   - generic (C of another type than D's, C where the kernel has no register epilogue, D
+//     without a unit stride, unaligned f32 D): 64 x 32 f32 per chunk through the fully general per-element epilogue, in
 //     a function of its own (one copy per translation unit).
 // An earlier version sent every chunk through the generic function; at 4096^3 its ~420
 // instructions per warp and chunk kept the consumers out of the mainloop a third of the time.
@@ -237,6 +237,27 @@ __device__ __forceinline__ uint32_t pack_pair(float x0, float x1) {
   }
 }
 
+// Eight 16-bit outputs (16 bytes, element 0 in v.x's low half) to dst, which is 2-byte aligned:
+// one vector store where dst is 16-byte aligned, else the widest aligned pieces its address
+// allows (D's lines need not be 16-byte aligned: any leading dimension and base).
+__device__ __forceinline__ void store_unit(uint16_t* dst, const uint4& v) {
+  const unsigned misalign = unsigned(reinterpret_cast<unsigned long long>(dst)) & 15u;
+  if (misalign == 0) {
+    *reinterpret_cast<uint4*>(dst) = v;
+  } else if (misalign % 8 == 0) {
+    reinterpret_cast<uint2*>(dst)[0] = make_uint2(v.x, v.y);
+    reinterpret_cast<uint2*>(dst)[1] = make_uint2(v.z, v.w);
+  } else if (misalign % 4 == 0) {
+    uint32_t* w = reinterpret_cast<uint32_t*>(dst);
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+  } else {  // 2 bytes past a 4-byte boundary: one output at each end, three words between
+    dst[0] = uint16_t(v.x);
+    uint32_t* w = reinterpret_cast<uint32_t*>(dst + 1);
+    w[0] = __funnelshift_r(v.x, v.y, 16), w[1] = __funnelshift_r(v.y, v.z, 16), w[2] = __funnelshift_r(v.z, v.w, 16);
+    dst[7] = uint16_t(v.w >> 16);
+  }
+}
+
 // Packed chunk to D: chunk row i (128 bytes, 64 16-bit outputs) goes to memory line line0 + i
 // of D (a row of a row-major D, a column of a column-major one; lines line0.. below
 // lines_bound), elements elem0.. (below elems_bound). Each thread moves 16-byte unit
@@ -252,7 +273,7 @@ __device__ __forceinline__ void copy_packed_lines(uint16_t* d, long long ld, int
     const uint4 v = ld_shared_u32x4(chunk + chunk_offset(line, 16 * unit));
     uint16_t* dst = d + gl * ld + ge;
     if (gl < lines_bound && ge + 8 <= elems_bound) {
-      *reinterpret_cast<uint4*>(dst) = v;
+      store_unit(dst, v);
     } else if (gl < lines_bound && ge < elems_bound) {
       const uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -567,16 +588,17 @@ struct NoDeferredTile {
   __device__ __forceinline__ bool pending() const { return false; }
 };
 
-// 16-bit outputs whose epilogue fits RegisterEpilogue to a D whose rows (or columns) are
-// 16-byte vectors: the packed ways out.
+// 16-bit outputs whose epilogue fits RegisterEpilogue to a D with unit stride along its rows
+// (or columns), at any alignment (copy_packed_lines): the packed ways out (the deferred way's TMA
+// stores also need 16-byte aligned lines: the host encodes D's map only for those).
 __device__ __forceinline__ bool packed_16_bit_out(const cuda::EpilogueArgs& e, int n) {
   return e.d.dtype != OG_DTYPE_F32 && register_epilogue_fits(e, n);
 }
 __device__ __forceinline__ bool packed_rows_out(const cuda::EpilogueArgs& e, int n) {
-  return packed_16_bit_out(e, n) && d_rows_packable(e);
+  return packed_16_bit_out(e, n) && e.d_16_bit_rows;
 }
 __device__ __forceinline__ bool packed_cols_out(const cuda::EpilogueArgs& e, int n) {
-  return packed_16_bit_out(e, n) && d_cols_packable(e);
+  return packed_16_bit_out(e, n) && e.d_16_bit_cols;
 }
 __device__ __forceinline__ uint16_t* d_batch_base(const cuda::EpilogueArgs& e, int batch) {
   return static_cast<uint16_t*>(const_cast<void*>(e.d.ptr)) + (long long)batch * e.d.bs;
