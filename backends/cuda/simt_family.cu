@@ -1,5 +1,6 @@
 // cuda.simt: the generic kernel (generic_kernel.cuh) as a kernel family.
 #include <algorithm>
+#include <cmath>
 
 #include "cost_model.hpp"
 #include "families.hpp"
@@ -52,10 +53,20 @@ class SimtFamily final : public PlannedFamily<SimtLaunch> {
 
   // f32 FMA on CUDA cores: about a sixth of the device's f32 peak (no register blocking beyond
   // THREAD_M x 4, one shared-memory stage), expressed against the peak of p's inputs.
-  CostHints hints(const Problem& p, const Config&) const override {
+  // A sixth of the f32 FMA peak on its main loop; and a floor per wave of tiles (one block per
+  // SM assumed): 23 us per 32 of K for tiles up to 64x128, in proportion to the area beyond (H200,
+  // forced on five problems from 34x126x4 to 372x74x94 x 3 and on 64x32 to 128x128 tiles: within
+  // 5%; the generic kernel is latency-bound throughout).
+  CostHints hints(const Problem& p, const Config& c) const override {
     CostHints h;
     const double peak = peak_tflops(dev_.info.limits, p);
     h.efficiency = dev_.info.limits.peak_tflops_f32 > 0 ? 0.15 * dev_.info.limits.peak_tflops_f32 / peak : 0.15;
+    if (dev_.info.limits.arch >= 90) {
+      const double tiles = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch);
+      const double waves = std::ceil(tiles / std::max(1, dev_.info.limits.compute_units));
+      const double k_steps = std::ceil(double(std::max<int64_t>(p.k, 1)) / 32.0);
+      h.latency_us = waves * k_steps * 23.0 * std::max(1.0, c.block_m * c.block_n / (64.0 * 128.0));
+    }
     return h;
   }
 

@@ -54,7 +54,8 @@ CostTerms predict(const Problem& p, const Config& c, const CostHints& h, const D
   t.extra_ms = h.extra_bytes / bytes_per_ms + h.extra_us * 1e-3;
   if (share > 0) {
     const double compute_ms = flops / (t.rate_tflops * 1e9);
-    t.ms = std::max(compute_ms, t.memory_ms) + 0.1 * std::min(compute_ms, t.memory_ms) + t.extra_ms;
+    t.latency_ms = h.latency_us * 1e-3;
+    t.ms = std::max(std::max(compute_ms, t.memory_ms) + 0.1 * std::min(compute_ms, t.memory_ms), t.latency_ms) + t.extra_ms;
   } else {
     t.ms = std::numeric_limits<double>::infinity();
   }

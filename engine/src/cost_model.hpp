@@ -18,6 +18,7 @@ struct CostTerms {
   double intensity = 0;   // the tile's arithmetic intensity term, relative to a 128x256 tile
   double memory_ms = 0;   // A, B, C and D each through memory once, at the family's memory efficiency
   double extra_ms = 0;    // the family's work besides its main loop (CostHints extra_bytes, extra_us)
+  double latency_ms = 0;  // the family's latency-bound least time (CostHints latency_us; 0: none)
   double rate_tflops = 0; // the predicted rate of the main loop
   bool absolute = false;  // false: the device reports no peak rate, so rate and time are relative
   double ms = 0;          // the predicted time (relative units when the device's peak is unknown)
@@ -29,7 +30,7 @@ double peak_tflops(const DeviceLimits& limits, const Problem& p);
 // Predicted time of p with c: FLOPs over (peak x family efficiency x factor x the tile terms) or
 // the operands' and D's bytes over the family's share of the memory bandwidth, whichever is longer, plus a tenth of the shorter (they overlap imperfectly; it also
 // keeps the order of configs that differ in one term), plus the family's extra bytes over the
-// memory bandwidth and its extra fixed time. Where the
+// memory bandwidth and its extra fixed time, and no less than the family's latency floor. Where the
 // device reports no memory bandwidth, the extra bytes are priced at 100 FLOPs per byte of its
 // peak rate (a typical GPU's balance). A hint factor of 0 (not offered) predicts an infinite time.
 CostTerms predict(const Problem& p, const Config& c, const CostHints& hints, const DeviceLimits& limits);

@@ -47,7 +47,8 @@ std::string describe_cost(const CostTerms& t) {
                                       : "predicted " + fixed(t.ms * 1000, 2) + " (relative units: the device reports no peak rate)";
   return head + " (waves " + fixed(t.waves, 0) +
          ", occupancy " + fixed(t.occupancy, 2) + ", useful " + fixed(t.useful, 2) + ", split " + fixed(t.split, 2) +
-         ", intensity " + fixed(t.intensity, 2) + ", memory " + fixed(t.memory_ms * 1000, 2) + " us" + (t.extra_ms > 0 ? ", besides the main loop " + fixed(t.extra_ms * 1000, 2) + " us" : "") +
+         ", intensity " + fixed(t.intensity, 2) + ", memory " + fixed(t.memory_ms * 1000, 2) + " us" + (t.latency_ms > 0 ? ", latency floor " + fixed(t.latency_ms * 1000, 2) + " us" : "") +
+         (t.extra_ms > 0 ? ", besides the main loop " + fixed(t.extra_ms * 1000, 2) + " us" : "") +
          ")";
 }
 

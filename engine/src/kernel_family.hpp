@@ -41,6 +41,10 @@ struct CostHints {
   // Work items per compute unit the main loop needs in flight to reach that share (0: any number;
   // fewer items stream proportionally slower).
   double memory_items_per_unit = 0;
+  // The least time the family's kernel takes on this problem where latency, not throughput,
+  // bounds it (e.g. a fixed time per K-step and per output tile for each wave of resident
+  // blocks), in microseconds: the prediction is at least this (0: no floor).
+  double latency_us = 0;
 };
 
 // The launch one (problem, config) gets, as planned once per call: what explain reports.

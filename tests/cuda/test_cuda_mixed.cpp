@@ -231,7 +231,7 @@ TEST_CASE("cuda mixed: layouts, batches, misaligned bases, a broadcast B and sub
   run_mixed(*ctx, split);
 }
 
-TEST_CASE("cuda mixed: the engine's choice runs mixed pairs of 1024 and more on sm90_repack, tiny ones on sm80_mma or simt") {
+TEST_CASE("cuda mixed: the engine's choice runs mixed pairs of 1024 and more on sm90_repack, tiny ones where the model ranks them") {
   auto ctx = sm90_context("mixed default choice");
   if (!ctx) return;
   run_mixed(*ctx, MixedCase{1024, 1024, 1024, 1, Dtype::f16, Dtype::bf16});
@@ -242,7 +242,7 @@ TEST_CASE("cuda mixed: the engine's choice runs mixed pairs of 1024 and more on 
   tiny.expect_family = "cuda.sm80_mma";
   run_mixed(*ctx, tiny);
   MixedCase tiny_tf32{24, 24, 24, 1, Dtype::f16, Dtype::bf16};
-  tiny_tf32.expect_family = nullptr;  // simt or skinny: whichever the model ranks first; checked for values only
+  tiny_tf32.expect_family = nullptr;  // sm90_repack or skinny: whichever the model ranks first; checked for values only
   run_mixed(*ctx, tiny_tf32);
 }
 

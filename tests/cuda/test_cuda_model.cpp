@@ -240,10 +240,12 @@ TEST_CASE("cuda model: problems TMA or wgmma cannot take fall to sm90_repack, sm
   CHECK_FALSE(s.ok());
   CHECK(s.message.find("16 bytes") != std::string::npos);
   // f32 inputs (full f32 by default) run on the f32 family (at 300^3 the model ranks it and simt's
-  // small tiles about equal); small mixed f16 x bf16 inputs on simt (the copies' launch costs more
-  // than the problem), large ones on sm90_repack's TF32 copies (test_cuda_mixed's model case).
+  // small tiles about equal); mixed f16 x bf16 inputs on sm90_repack's TF32 copies, small ones
+  // too (simt's latency floor, 23 us per wave and K-step, is above the copies and one launch);
+  // f32 x f16 (no exact common wgmma type) on simt.
   CHECK(choice(be, problem(1000, 1000, 1000, OG_DTYPE_F32, OG_DTYPE_F32)).rfind("sgemm:", 0) == 0);
-  CHECK(choice(be, problem(32, 32, 32, OG_DTYPE_F16, OG_DTYPE_F32, false, 0, OG_DTYPE_BF16)).rfind("simt:", 0) == 0);
+  CHECK(choice(be, problem(32, 32, 32, OG_DTYPE_F16, OG_DTYPE_F32, false, 0, OG_DTYPE_BF16)).rfind("sm90_repack:", 0) == 0);
+  CHECK(choice(be, problem(64, 64, 64, OG_DTYPE_F32, OG_DTYPE_F32, false, 0, OG_DTYPE_F16)).rfind("simt:", 0) == 0);
   // fp8 with B row-major (N-major): wgmma needs K-major fp8; the repack copy transposes B.
   CHECK(choice(be, problem(2048, 2048, 2048, OG_DTYPE_FP8_E4M3, OG_DTYPE_F16)).rfind("sm90_repack:", 0) == 0);
   // f16 x bf16 has no Hopper kernel in place: sm90_wgmma refuses it, naming the pairs it takes.
@@ -492,22 +494,21 @@ TEST_CASE("cuda model: mixed inputs run on the Hopper tensor cores through sm90_
   const Status r = repack.can_implement(f32_f16, repack.configs()[0]);
   CHECK_FALSE(r.ok());
   CHECK(r.message.find("16-bit x fp8") != std::string::npos);
-  // Small problems: the copies' launch costs more than the generic paths' whole run: up to 48^3
-  // 16-bit x fp8 runs on sm80_mma's gathering loader and f16 x bf16 on simt (sm90_repack was ranked
-  // and predicted slower); from 256^3 the tensor cores' rate pays for the copies (as measured on
-  // the H100). Between them the paths are within about one launch of each other and the model's
-  // crossover (48 to 64) is not asserted.
+  // Small problems: up to 32^3 (one K-tile) 16-bit x fp8 runs on sm80_mma's gathering loader,
+  // whose latency floor (one wave, 7.5 us) is below the copies' launch and the Hopper kernel's
+  // (8 us); from 256^3 the tensor cores' rate pays for the copies. Between them the paths are
+  // within about one launch of each other and the model's crossover (32 to 40) is not asserted.
+  // f16 x bf16 runs on the copies at every size (simt's floor is 23 us per K-step).
   for (int64_t s : {17, 24, 32, 40, 48, 256, 384, 512}) {
     CAPTURE(s);
-    const bool small = s <= 48;
     Problem p8 = problem(s, s, s, OG_DTYPE_F16, OG_DTYPE_F16, true);
     p8.b.dtype = OG_DTYPE_FP8_E4M3;
     const std::string c8 = choice(be, p8);
-    CHECK_MESSAGE(c8.rfind(small ? "sm80_mma:" : "sm90_repack:", 0) == 0, c8);
+    if (s <= 32 || s >= 256) CHECK_MESSAGE(c8.rfind(s <= 32 ? "sm80_mma:" : "sm90_repack:", 0) == 0, c8);
     Problem pm = problem(s, s, s, OG_DTYPE_F16, OG_DTYPE_F16, true);
     pm.b.dtype = OG_DTYPE_BF16;
     const std::string cm = choice(be, pm);
-    CHECK_MESSAGE(cm.rfind(small ? "simt:" : "sm90_repack:", 0) == 0, cm);
+    CHECK_MESSAGE(cm.rfind("sm90_repack:", 0) == 0, cm);
     int repack_ranked = 0;
     for (const auto& cand : rank_candidates(be, pm)) repack_ranked += cand.config.family == "sm90_repack";
     CHECK(repack_ranked > 0);
@@ -525,29 +526,82 @@ TEST_CASE("cuda model: sm90_repack's plan for mixed inputs says what it converte
   Status s = repack.describe(p, *Config::parse("sm90_repack:128x128x32-g8-s6-w12-coop"), out);
   REQUIRE_MESSAGE(s.ok(), s.message);
   CAPTURE(out.notes);
-  CHECK(out.notes.find("A (f16 converted to f32) and B (bf16 converted to f32) copied K-major") != std::string::npos);
+  CHECK(out.notes.find("A (f16 converted to f32) copied K-major and B (bf16 converted to f32) copied K-major") != std::string::npos);
   CHECK(out.notes.find("one launch") != std::string::npos);
   CHECK(out.notes.find("TF32 wgmma (exact for f16 and bf16 inputs)") != std::string::npos);
   CHECK(out.workspace_bytes == WorkspaceNeed::round(1000ll * 1004 * 4) + WorkspaceNeed::round(600ll * 1004 * 4));
-  // f16 x e4m3 with A aligned in place and B (fp8) row-major: only B is copied, converted to f16
-  // (K rounded up to 1008), by one launch.
+  // f16 x e4m3 with A aligned in place and B (fp8) row-major: only B is copied, converted to f16,
+  // N-major as it lies (N = 600 elements are whole 16-byte units), by one launch.
   Problem q = problem(1024, 600, 1001, OG_DTYPE_F16, OG_DTYPE_F16, false, 0);
   q.a.stride_row = 1008;  // A's rows 16-byte aligned
   q.b.dtype = OG_DTYPE_FP8_E4M3;
   s = repack.describe(q, *Config::parse("sm90_repack:128x128x64-g8-s6-w12-coop"), out);
   REQUIRE_MESSAGE(s.ok(), s.message);
   CAPTURE(out.notes);
-  CHECK(out.notes.rfind("B (fp8_e4m3 converted to f16) copied K-major", 0) == 0);
+  CHECK(out.notes.rfind("B (fp8_e4m3 converted to f16) copied N-major", 0) == 0);
   CHECK(out.notes.find("one launch") != std::string::npos);
-  CHECK(out.workspace_bytes == WorkspaceNeed::round(600ll * 1008 * 2));
+  CHECK(out.workspace_bytes == WorkspaceNeed::round(1001ll * 600 * 2));
   // Both copied, from 1 and 2 bytes per element: two launches, priced as two.
   q.a.stride_row = 1001;
   s = repack.describe(q, *Config::parse("sm90_repack:128x128x64-g8-s6-w12-coop"), out);
   REQUIRE_MESSAGE(s.ok(), s.message);
-  CHECK(out.notes.find("A and B (fp8_e4m3 converted to f16) copied K-major") != std::string::npos);
+  CHECK(out.notes.find("A copied K-major and B (fp8_e4m3 converted to f16) copied N-major") != std::string::npos);
   CHECK(out.notes.find("two launches") != std::string::npos);
   const Config cfg = *Config::parse("sm90_repack:128x128x64-g8-s6-w12-coop");
   Problem one = q;
   one.a.stride_row = 1008;
   CHECK(repack.hints(q, cfg).extra_us == doctest::Approx(2 * repack.hints(one, cfg).extra_us));
+}
+
+TEST_CASE("cuda model: sm90_repack copies a 16-bit MN-major operand as it lies where the tile takes it, else K-major") {
+  ModelledH100 be(true);
+  KernelFamily& repack = *be.families()[1];
+  // f16, A column-major (M-major) and B row-major (N-major), odd leading dimensions.
+  Problem p = problem(1000, 600, 1001, OG_DTYPE_F16, OG_DTYPE_F16, false, 3);
+  p.a.stride_row = 1, p.a.stride_col = 1003;
+  p.b.stride_row = 603, p.b.stride_col = 1;
+  PlanSummary out;
+  Status s = repack.describe(p, *Config::parse("sm90_repack:128x128x64-g8-s6-w12-coop"), out);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  CAPTURE(out.notes);
+  // M = 1000 and N = 600 elements are whole 16-byte units: lines of M and N, K lines of each.
+  CHECK(out.notes.rfind("A copied M-major and B copied N-major into", 0) == 0);
+  CHECK(out.workspace_bytes == WorkspaceNeed::round(1001ll * 1000 * 2) + WorkspaceNeed::round(1001ll * 600 * 2));
+  // 192x192 (96 columns per consumer) takes only a K-major B: both copied K-major (K rounded up
+  // to 1008 elements).
+  s = repack.describe(p, *Config::parse("sm90_repack:192x192x64-g8-s4-w12-coop"), out);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  CAPTURE(out.notes);
+  CHECK(out.notes.rfind("A copied K-major and B copied K-major into", 0) == 0);
+  CHECK(out.workspace_bytes == WorkspaceNeed::round(1000ll * 1008 * 2) + WorkspaceNeed::round(600ll * 1008 * 2));
+}
+
+TEST_CASE("cuda model: latency floors of the gathering mma.sync loader, simt and sm90_repack") {
+  ModelledH100 be(true);
+  KernelFamily& repack = *be.families()[1];
+  KernelFamily& sm80 = *be.families()[2];
+  KernelFamily& simt = *be.families()[6];
+  // f16, odd leading dimensions: mma.sync gathers. 2914 x 1066 x 3 on 64x64 tiles: 782 tiles,
+  // three waves of two blocks per SM, one K-tile each: 3 x (2.5 + 5) us; 128x128: 207 tiles, two
+  // waves of one, 2 x (3.2 + 6.8) us.
+  const Problem p = problem(2914, 1066, 3, OG_DTYPE_F16, OG_DTYPE_F16, false, 7);
+  const Config small = *Config::parse("sm80_mma:64x64x32-g8-s4-w4"), large = *Config::parse("sm80_mma:128x128x32-g8-s4-w8");
+  CHECK(sm80.hints(p, small).latency_us == doctest::Approx(22.5));
+  CHECK(sm80.hints(p, large).latency_us == doctest::Approx(20.0));
+  const CostTerms t = predict(p, small, sm80.hints(p, small), be.device().limits);
+  CHECK(t.latency_ms == doctest::Approx(0.0225));
+  CHECK(t.ms >= t.latency_ms);
+  // K = 200 adds 2.5 us per K-tile per wave; the copy loader (aligned operands) has no floor.
+  const Problem long_k = problem(2914, 1066, 200, OG_DTYPE_F16, OG_DTYPE_F16, false, 7);
+  CHECK(sm80.hints(long_k, small).latency_us == doctest::Approx(3 * (2.5 * 7 + 5)));
+  CHECK(sm80.hints(problem(2914, 1064, 200, OG_DTYPE_F16, OG_DTYPE_F16), small).latency_us == 0);
+  // simt: 23 us per wave (one block per SM) and per 32 of K for tiles up to 64x128, twice that
+  // for 128x128: 414 tiles of 64x128 in four waves; 207 of 128x128 in two, K = 200 in 7 steps.
+  CHECK(simt.hints(p, *Config::parse("simt:64x128x32-g8-s4-w4")).latency_us == doctest::Approx(4 * 23.0));
+  CHECK(simt.hints(long_k, *Config::parse("simt:128x128x32-g8-s4-w4")).latency_us == doctest::Approx(2 * 7 * 46.0));
+  // sm90_repack: at least one launch of the Hopper kernel; its copy launch comes on top.
+  const Config rp = *Config::parse("sm90_repack:128x128x64-g8-s6-w12-coop");
+  CHECK(repack.hints(p, rp).latency_us == doctest::Approx(4.0));
+  // The floors decide this problem: the copies and the Hopper kernel, not the gathering loader.
+  CHECK(choice(be, p).rfind("sm90_repack:", 0) == 0);
 }

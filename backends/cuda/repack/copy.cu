@@ -3,11 +3,12 @@
 // base, same orientation), each thread reads 16 bytes' worth of consecutive destination elements
 // and writes them with one aligned 16-byte store. Otherwise (a transpose, or no unit stride) the
 // tile goes through shared memory in the source's type: read with consecutive threads along the
-// source's smaller stride, written with consecutive threads along the destination's unit stride;
+// source's smaller stride, written as 16-byte vectors along the destination's unit stride;
 // the shared tile's rows are padded to an odd number of 4-byte words, so that walking either of
 // its dimensions touches 32 banks. Elements are converted (convert.hpp) as they are written; the
 // conversion is uniform per tile (a tile belongs to one copy).
 #include <algorithm>
+#include <type_traits>
 
 #include "copy.hpp"
 
@@ -28,20 +29,54 @@ __device__ long long tiles_of(const Copy& c) {
   return (long long)((c.rows + kTile - 1) / kTile) * ((c.cols + kTile - 1) / kTile);
 }
 
-template <class D>
-__device__ D converted(const Copy& c, og_uint s) {
-  return D(convert_bits(c.convert, s));
+// One element's destination bits; CONVERT false: the same bits (no conversion asked), so the
+// tile's loops carry no per-element switch.
+template <class D, bool CONVERT>
+__device__ __forceinline__ D converted(const Copy& c, og_uint s) {
+  if constexpr (CONVERT) return D(convert_bits(c.convert, s));
+  else return D(s);
 }
 
-template <class S, class D>
+// The tile's destination as (outer, inner): its lines and the unit-stride dimension along them.
+struct DestinationView {
+  int outer0, inner0, outer_n, inner_n;
+  __device__ DestinationView(const Copy& c, int r0, int c0)
+      : outer0(c.dst_unit_cols ? r0 : c0),
+        inner0(c.dst_unit_cols ? c0 : r0),
+        outer_n(c.dst_unit_cols ? c.rows : c.cols),
+        inner_n(c.dst_unit_cols ? c.cols : c.rows) {}
+};
+
+// kVec destination elements (16 bytes) at `to`, a 16-byte aligned address (the workspace is
+// 256-byte aligned and dst_ld a multiple of 16 bytes): one vector store where all are inside
+// the line (`left` elements remain in it), else element by element.
+template <class D, int kVec>
+__device__ __forceinline__ void store_vector(D* to, const D (&e)[kVec], int left) {
+  if (left >= kVec) {
+    union {
+      uint4 v;
+      D e[kVec];
+    } u;
+#pragma unroll
+    for (int q = 0; q < kVec; ++q) u.e[q] = e[q];
+    *reinterpret_cast<uint4*>(to) = u.v;
+  } else {
+#pragma unroll
+    for (int q = 0; q < kVec; ++q)  // static register indices (a dynamic one puts e in local memory)
+      if (q < left) to[q] = e[q];
+  }
+}
+
+// A transposing (or strided) tile through shared memory: every load of the thread is issued
+// before the first shared store (a small copy is one memory latency, not one per element);
+// then each thread writes whole 16-byte destination vectors gathered from the shared tile.
+template <class S, class D, bool CONVERT>
 __device__ void copy_tile(const Copy& c, long long tile, int b, Tile<S>& s) {
   const int tiles_c = (c.cols + kTile - 1) / kTile;
   const int r0 = int(tile / tiles_c) * kTile, c0 = int(tile % tiles_c) * kTile;
   const S* src = static_cast<const S*>(c.src) + (long long)b * c.src_batch;
   D* dst = static_cast<D*>(c.dst) + (long long)b * c.dst_batch;
   const bool read_along_cols = c.src_col <= c.src_row;
-  // Every load of the thread is issued before the first shared store: a small copy is one
-  // memory latency, not one per element.
   constexpr int kPerThread = kTile * kTile / kThreads;
   S v[kPerThread];
 #pragma unroll
@@ -57,46 +92,47 @@ __device__ void copy_tile(const Copy& c, long long tile, int b, Tile<S>& s) {
     s.e[r][col] = v[k];
   }
   __syncthreads();
-  for (int e = threadIdx.x; e < kTile * kTile; e += kThreads) {
-    const int fast = e % kTile, slow = e / kTile;
-    const int r = c.dst_unit_cols ? slow : fast, col = c.dst_unit_cols ? fast : slow;
-    if (r0 + r < c.rows && c0 + col < c.cols) {
-      const long long at = c.dst_unit_cols ? (long long)(r0 + r) * c.dst_ld + c0 + col : (r0 + r) + (long long)(c0 + col) * c.dst_ld;
-      dst[at] = converted<D>(c, s.e[r][col]);
-    }
+  constexpr int kVec = int(16 / sizeof(D)), kLineVectors = kTile / kVec;
+  const DestinationView view(c, r0, c0);
+  for (int u = threadIdx.x; u < kTile * kLineVectors; u += kThreads) {
+    const int o = u / kLineVectors, i = u % kLineVectors * kVec;
+    if (view.outer0 + o >= view.outer_n || view.inner0 + i >= view.inner_n) continue;
+    D e[kVec];
+#pragma unroll
+    for (int q = 0; q < kVec; ++q) e[q] = converted<D, CONVERT>(c, c.dst_unit_cols ? s.e[o][i + q] : s.e[i + q][o]);
+    store_vector<D, kVec>(dst + (long long)(view.outer0 + o) * c.dst_ld + view.inner0 + i, e, view.inner_n - view.inner0 - i);
   }
   __syncthreads();
 }
 
-// The same orientation: 16-byte stores (destination rows are 16-byte aligned: dst_ld is a multiple
-// of 16 bytes and the workspace 256-byte aligned), element loads (the source is not aligned).
-template <class S, class D>
+// The same orientation: element loads (the source is not aligned), all of the thread's issued
+// before its first store, then 16-byte stores; no shared memory.
+template <class S, class D, bool CONVERT>
 __device__ void copy_tile_direct(const Copy& c, long long tile, int b) {
-  constexpr int kVec = int(16 / sizeof(D));
+  constexpr int kVec = int(16 / sizeof(D)), kLineVectors = kTile / kVec, kPer = kTile * kLineVectors / kThreads;
+  static_assert(kTile * kLineVectors % kThreads == 0, "whole vectors per thread");
   const int tiles_c = (c.cols + kTile - 1) / kTile;
   const int r0 = int(tile / tiles_c) * kTile, c0 = int(tile % tiles_c) * kTile;
   const S* src = static_cast<const S*>(c.src) + (long long)b * c.src_batch;
   D* dst = static_cast<D*>(c.dst) + (long long)b * c.dst_batch;
-  // (outer, inner): the destination's rows and unit-stride dimension.
-  const int outer0 = c.dst_unit_cols ? r0 : c0, inner0 = c.dst_unit_cols ? c0 : r0;
-  const int outer_n = c.dst_unit_cols ? c.rows : c.cols, inner_n = c.dst_unit_cols ? c.cols : c.rows;
+  const DestinationView view(c, r0, c0);
   const long long src_outer = c.dst_unit_cols ? c.src_row : c.src_col;
-  for (int e = threadIdx.x; e < kTile * (kTile / kVec); e += kThreads) {
-    const int o = outer0 + e / (kTile / kVec), i = inner0 + e % (kTile / kVec) * kVec;
-    if (o >= outer_n || i >= inner_n) continue;
-    const S* from = src + o * src_outer + i;
-    D* to = dst + o * c.dst_ld + i;
-    if (i + kVec <= inner_n) {
-      union {
-        uint4 v;
-        D e[kVec];
-      } u;
+  S v[kPer][kVec];
 #pragma unroll
-      for (int q = 0; q < kVec; ++q) u.e[q] = converted<D>(c, from[q]);
-      *reinterpret_cast<uint4*>(to) = u.v;
-    } else {
-      for (int q = 0; q < inner_n - i; ++q) to[q] = converted<D>(c, from[q]);
-    }
+  for (int k = 0; k < kPer; ++k) {
+    const int u = int(threadIdx.x) + k * kThreads, o = view.outer0 + u / kLineVectors, i = view.inner0 + u % kLineVectors * kVec;
+    const S* from = src + (long long)o * src_outer + i;
+#pragma unroll
+    for (int q = 0; q < kVec; ++q) v[k][q] = o < view.outer_n && i + q < view.inner_n ? from[q] : S(0);
+  }
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int u = int(threadIdx.x) + k * kThreads, o = view.outer0 + u / kLineVectors, i = view.inner0 + u % kLineVectors * kVec;
+    if (o >= view.outer_n || i >= view.inner_n) continue;
+    D e[kVec];
+#pragma unroll
+    for (int q = 0; q < kVec; ++q) e[q] = converted<D, CONVERT>(c, v[k][q]);
+    store_vector<D, kVec>(dst + (long long)o * c.dst_ld + i, e, view.inner_n - i);
   }
 }
 
@@ -114,8 +150,14 @@ __global__ void __launch_bounds__(kThreads) repack_kernel(const __grid_constant_
       const Copy& c = args.copy[which];
       if (b >= c.batches) continue;
       const bool direct = c.dst_unit_cols ? c.src_col == 1 : c.src_row == 1;
-      if (direct) copy_tile_direct<S, D>(c, which ? t - t0 : t, b);
-      else copy_tile<S, D>(c, which ? t - t0 : t, b, s);
+      const long long ct = which ? t - t0 : t;
+      auto run = [&](auto convert) {
+        if (direct) copy_tile_direct<S, D, decltype(convert)::value>(c, ct, b);
+        else copy_tile<S, D, decltype(convert)::value>(c, ct, b, s);
+      };
+      // Same element sizes copy the bits unless a conversion is asked (c's is uniform per tile).
+      if (sizeof(S) == sizeof(D) && c.convert == Convert::none) run(std::false_type{});
+      else run(std::true_type{});
     }
 }
 

@@ -4,7 +4,8 @@
 // input type wgmma does not pair with the other's. Mixed inputs are converted exactly on copy
 // (convert.hpp): 16-bit x fp8 runs as the 16-bit type, f16 x bf16 as f32 copies on the TF32 rows.
 // The repack copy (copy.hpp; one launch, two where the copies' element sizes differ) writes each
-// such operand K-major with a leading dimension rounded up to 16 bytes into the call's workspace,
+// such operand with a leading dimension rounded up to 16 bytes into the call's workspace (16-bit
+// MN-major sources keep their layout where the config takes it, the rest is copied K-major),
 // then the sm90_wgmma family runs the problem on the copies. Its configs are the sm90_wgmma
 // table's rows under this family's name; the cost model ranks them against cuda.sm80_mma's
 // gathering loader (and simt) with the copy's bytes over the memory bandwidth and its launches.
@@ -26,6 +27,10 @@ constexpr long long kMaxCopyBytes = 1ll << 30;  // copies above 1 GiB are refuse
 // issue 24 are to calibrate.
 constexpr double kCopyBandwidthShare = 0.6;
 constexpr double kCopyLaunchUs = 4.0;
+// The least time of the Hopper kernel's launch on the copies: the bench's time of tiny aligned
+// problems on sm90_wgmma (H200, random seed 202: 4.2-4.5 us), the latency floor the families
+// it competes with (sm80_mma's gathering loader, simt) are priced with as well.
+constexpr double kInnerLatencyUs = 4.0;
 
 // The sm90 kernel loads an operand as it is when it has a unit stride, 16-byte aligned base,
 // outer stride and batch stride, and (fp8, tf32) is K-major; `k_major` says which unit stride is K's.
@@ -91,6 +96,7 @@ class Sm90RepackFamily final : public KernelFamily {
     h.efficiency *= peak_tflops(dev_.info.limits, pl.inner) / peak_tflops(dev_.info.limits, p);
     h.extra_bytes += pl.traffic / kCopyBandwidthShare;
     h.extra_us += kCopyLaunchUs * repack::launches(pl.copy);
+    h.latency_us = std::max(h.latency_us, kInnerLatencyUs);
     return h;
   }
 
@@ -98,14 +104,15 @@ class Sm90RepackFamily final : public KernelFamily {
     RepackPlan pl;
     Status s = plan(p, c, pl);
     if (!s || !(s = describe_staged(inner_, pl.inner, pl.inner_config, pl.scratch_bytes, out))) return s;
-    // What each copy converts, e.g. "A (fp8_e4m3 converted to f16) and B copied K-major".
-    auto operand = [&](const char* name, og_dtype from, og_dtype to) {
-      return from == to ? std::string(name) : std::string(name) + " (" + og_dtype_name(from) + " converted to " + og_dtype_name(to) + ")";
+    // What each copy converts and its layout, e.g. "A (fp8_e4m3 converted to f16) copied K-major and B copied N-major".
+    auto operand = [&](const char* name, og_dtype from, og_dtype to, bool k_major, const char* mn) {
+      return std::string(name) + (from == to ? "" : std::string(" (") + og_dtype_name(from) + " converted to " + og_dtype_name(to) + ")") +
+             " copied " + (k_major ? "K" : mn) + "-major";
     };
-    std::string what = pl.copies_a ? operand("A", p.a.dtype, pl.type_a) : "";
-    if (pl.copies_b) what += (pl.copies_a ? " and " : "") + operand("B", p.b.dtype, pl.type_b);
+    std::string what = pl.copies_a ? operand("A", p.a.dtype, pl.type_a, pl.inner.a.stride_col == 1, "M") : "";
+    if (pl.copies_b) what += (pl.copies_a ? " and " : "") + operand("B", p.b.dtype, pl.type_b, pl.inner.b.stride_row == 1, "N");
     const int launches = repack::launches(pl.copy);
-    out.notes = what + " copied K-major into " + std::to_string(pl.scratch_bytes) + " B of 16-byte aligned workspace (" +
+    out.notes = what + " into " + std::to_string(pl.scratch_bytes) + " B of 16-byte aligned workspace (" +
                 (launches > 1 ? "two launches" : "one launch") + "), then " +
                 (pl.tf32 && p.a.dtype != OG_DTYPE_F32 ? "TF32 wgmma (exact for f16 and bf16 inputs), " : "") + out.notes;
     return {};
@@ -144,6 +151,23 @@ class Sm90RepackFamily final : public KernelFamily {
     pl.copies_b = pl.type_b != tb || !loadable_in_place(p.b, p.b.stride_row == 1, p.b.stride_col == 1, k_major_only, p.batch);
     if (!pl.copies_a && !pl.copies_b)
       return fail("every operand is 16-byte aligned with a unit stride (and K-major where fp8 or tf32): sm90_wgmma runs it without copies");
+    // 16-bit copies keep an MN-major source's orientation (a straight copy, no transpose) where
+    // the config takes that layout; K-major copies otherwise.
+    const bool keep_a = !k_major_only && p.a.stride_row == 1 && p.a.stride_col != 1;
+    const bool keep_b = !k_major_only && p.b.stride_col == 1 && p.b.stride_row != 1;
+    if (keep_a || keep_b) {
+      const RepackPlan start = pl;
+      if (build(p, c, keep_a, keep_b, pl)) return {};
+      pl = start;
+    }
+    return build(p, c, false, false, pl);
+  }
+
+  // The copies (MN-major where keep_a / keep_b, else K-major) and the problem on them, after
+  // plan() set the inner types and which operands are copied.
+  Status build(const Problem& p, const Config& c, bool keep_a, bool keep_b, RepackPlan& pl) const {
+    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
+    const og_dtype ta = p.a.dtype, tb = p.b.dtype;
     pl.inner = p;
     pl.inner.workspace = og_memory{};
     pl.inner.workspace_bytes = 0;
@@ -152,10 +176,13 @@ class Sm90RepackFamily final : public KernelFamily {
     pl.inner_config = c;
     pl.inner_config.family = inner_.name();
     const int eb = dtype_bytes(pl.type_a);  // the copies' element size (both operands' inner type has it)
-    const int64_t ld = (p.k * eb + 15) / 16 * 16 / eb;  // K rounded up to 16 bytes
     auto add = [&](const Operand& src, Operand& dst, og_dtype to, bool is_a) -> Status {
       const int64_t mn = is_a ? p.m : p.n;
-      const long long matrix = (long long)(mn * ld * eb);
+      // K-major: lines of K; MN-major (keep): lines of M or N; each rounded up to 16 bytes.
+      const bool keep = is_a ? keep_a : keep_b;
+      const int64_t line = keep ? mn : p.k, lines = keep ? p.k : mn;
+      const int64_t ld = (line * eb + 15) / 16 * 16 / eb;
+      const long long matrix = (long long)(lines * ld * eb);
       const long long bytes = matrix * p.batch;
       if (bytes > kMaxCopyBytes) return fail("the operand copies would exceed 1 GiB");
       const int i = pl.copy.count++;
@@ -168,16 +195,17 @@ class Sm90RepackFamily final : public KernelFamily {
       cp.rows = int(src.rows);
       cp.cols = int(src.cols);
       cp.batches = int(p.batch);
-      cp.dst_unit_cols = is_a;  // A (M x K) K-major: unit stride along its columns; B (K x N): along its rows
+      // Unit stride along A's (M x K) columns where K-major, along B's (K x N) rows; the other way MN-major.
+      cp.dst_unit_cols = is_a != keep;
       cp.dst_ld = ld;
-      cp.dst_batch = mn * ld;
+      cp.dst_batch = lines * ld;
       pl.offsets[i] = pl.scratch_bytes;
       pl.scratch_bytes += WorkspaceNeed::round(bytes);
       pl.traffic += double(src.rows) * double(src.cols) * double(p.batch) * dtype_bytes(src.dtype) + double(bytes);
       dst.dtype = to;
-      dst.stride_row = is_a ? ld : 1;
-      dst.stride_col = is_a ? 1 : ld;
-      dst.batch_stride = p.batch > 1 ? mn * ld : 0;
+      dst.stride_row = cp.dst_unit_cols ? ld : 1;
+      dst.stride_col = cp.dst_unit_cols ? 1 : ld;
+      dst.batch_stride = p.batch > 1 ? lines * ld : 0;
       dst.mem = og_memory{OG_MEMORY_CUDA, reinterpret_cast<void*>(uintptr_t(256)), 0, 0};  // placeholder
       pl.copied[i] = &dst;
       return {};

@@ -1,4 +1,7 @@
 // cuda.sm80_mma: the mma.sync kernel (gemm_mma_sync.cuh) as a kernel family.
+#include <algorithm>
+#include <cmath>
+
 #include "../families.hpp"
 #include "../kernel_views.hpp"
 #include "launch.hpp"
@@ -61,13 +64,23 @@ class Sm80MmaFamily final : public PlannedFamily<Sm80Launch> {
   // peak of sm_80 to sm_89 devices with the cp.async loader. The gathering loader (element by
   // element, converted on load) is bound by its loads: on the H100 it ran 11-18 TFLOP/s on
   // unaligned mid-size problems (issue 24), under 2% of the 16-bit peak; on sm_80 to sm_89 it is
-  // not measured and keeps the cp.async figure.
-  CostHints hints(const Problem& p, const Config&) const override {
+  // not measured and keeps the cp.async figure. On Hopper it is latency-bound on every problem
+  // measured: each wave of resident blocks (two 64x64 or one 128x128 per SM at their register
+  // budgets) takes a fixed time per K-tile and per output tile, the floor below (H200, ten
+  // problems forced on both tiles, from 2914x1066x3 to 216x9634x198 x 7: within 8%).
+  CostHints hints(const Problem& p, const Config& c) const override {
     CostHints h;
     const bool hopper = dev_.info.limits.arch >= 90;
     const int mul = mma_multiplicand(p.a.dtype, p.b.dtype);
     const bool gather = mul < 0 || !cp_async_loadable(p, mul);
     h.efficiency = hopper ? (gather ? 0.018 : 0.35) : 0.7;
+    if (hopper && gather) {
+      const bool small = c.block_m * c.block_n <= 64 * 64;
+      const double per_unit = small ? 2 : 1, k_tile_us = small ? 2.5 : 3.2, tile_us = small ? 5.0 : 6.8;
+      const double tiles = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch);
+      const double waves = std::ceil(tiles / (std::max(1, dev_.info.limits.compute_units) * per_unit));
+      h.latency_us = waves * (k_tile_us * std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k) + tile_us);
+    }
     return h;
   }
 
