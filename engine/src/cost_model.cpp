@@ -54,8 +54,11 @@ CostTerms predict(const Problem& p, const Config& c, const CostHints& h, const D
   t.extra_ms = h.extra_bytes / bytes_per_ms + h.extra_us * 1e-3;
   if (share > 0) {
     const double compute_ms = flops / (t.rate_tflops * 1e9);
+    // A latency floor joins the same way: the larger plus a tenth of the smaller, so that configs
+    // under the floor keep their throughput order (more tiles in flight still rank first).
+    const double main_ms = std::max(compute_ms, t.memory_ms) + 0.1 * std::min(compute_ms, t.memory_ms);
     t.latency_ms = h.latency_us * 1e-3;
-    t.ms = std::max(std::max(compute_ms, t.memory_ms) + 0.1 * std::min(compute_ms, t.memory_ms), t.latency_ms) + t.extra_ms;
+    t.ms = std::max(main_ms, t.latency_ms) + 0.1 * std::min(main_ms, t.latency_ms) + t.extra_ms;
   } else {
     t.ms = std::numeric_limits<double>::infinity();
   }

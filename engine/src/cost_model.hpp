@@ -30,7 +30,8 @@ double peak_tflops(const DeviceLimits& limits, const Problem& p);
 // Predicted time of p with c: FLOPs over (peak x family efficiency x factor x the tile terms) or
 // the operands' and D's bytes over the family's share of the memory bandwidth, whichever is longer, plus a tenth of the shorter (they overlap imperfectly; it also
 // keeps the order of configs that differ in one term), plus the family's extra bytes over the
-// memory bandwidth and its extra fixed time, and no less than the family's latency floor. Where the
+// memory bandwidth and its extra fixed time; a family's latency floor, where it has one, joins
+// that main-loop time as the larger plus a tenth of the smaller. Where the
 // device reports no memory bandwidth, the extra bytes are priced at 100 FLOPs per byte of its
 // peak rate (a typical GPU's balance). A hint factor of 0 (not offered) predicts an infinite time.
 CostTerms predict(const Problem& p, const Config& c, const CostHints& hints, const DeviceLimits& limits);
