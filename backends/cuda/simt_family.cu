@@ -52,11 +52,10 @@ class SimtFamily final : public PlannedFamily<SimtLaunch> {
   }
 
   // f32 FMA on CUDA cores: about a sixth of the device's f32 peak (no register blocking beyond
-  // THREAD_M x 4, one shared-memory stage), expressed against the peak of p's inputs.
-  // A sixth of the f32 FMA peak on its main loop; and a floor per wave of tiles (one block per
-  // SM assumed): 23 us per 32 of K for tiles up to 64x128, in proportion to the area beyond (H200,
-  // forced on five problems from 34x126x4 to 372x74x94 x 3 and on 64x32 to 128x128 tiles: within
-  // 5%; the generic kernel is latency-bound throughout).
+  // THREAD_M x 4, one shared-memory stage), expressed against the peak of p's inputs. On Hopper
+  // also a latency floor per wave of tiles (one block per SM assumed): 23 us per 32 of K for
+  // tiles up to 64x128, in proportion to the area beyond (H200, forced on five problems from
+  // 34x126x4 to 372x74x94 x 3 and on 64x32 to 128x128 tiles: within 5%).
   CostHints hints(const Problem& p, const Config& c) const override {
     CostHints h;
     const double peak = peak_tflops(dev_.info.limits, p);
