@@ -233,11 +233,19 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // epilogue (kernel_key.hpp) leaves through shared memory and the general per-element code (or
   // the vector way), chunk by chunk, while the tensor cores wait: priced as moving D twice more
   // through device memory (f32 D: bench/results/h100, the forced f16 -> f32 tiles).
+  // The same holds for a plain 16-bit D on a kernel whose consumers own 96 columns (192x192's
+  // column split) where D's rows, in the kernel's orientation, are its unit-stride lines: the
+  // row-major packed chunks are 64 columns wide, so those tiles leave through the vector way
+  // (measured on short-K problems, where D is the kernel's time: 3x the 128x256 tile's).
   Form form = Form::coop;
   const bool fused = p.activation != OG_ACT_NONE || p.bias_mode != OG_BIAS_NONE || p.c.present || p.d.dtype == OG_DTYPE_F32;
-  if (fused && sm90::parse_form(c.form.text, form) &&
-      !sm90::kernel_key(c.block_m, c.block_n, c.split_k, form).register_epilogue(p.c.present && p.d.dtype == OG_DTYPE_F32))
-    h.extra_bytes += 2.0 * double(p.m) * double(p.n) * double(p.batch) * double(dtype_bytes(p.d.dtype));
+  if (sm90::parse_form(c.form.text, form)) {
+    const sm90::KernelKey key = sm90::kernel_key(c.block_m, c.block_n, c.split_k, form);
+    const bool kernel_rows_unit = (swap ? p.d.stride_row : p.d.stride_col) == 1;
+    const bool unpacked_16_bit = dtype_bytes(p.d.dtype) == 2 && key.consumer_n() % 64 != 0 && kernel_rows_unit;
+    if ((fused && !key.register_epilogue(p.c.present && p.d.dtype == OG_DTYPE_F32)) || unpacked_16_bit)
+      h.extra_bytes += 2.0 * double(p.m) * double(p.n) * double(p.batch) * double(dtype_bytes(p.d.dtype));
+  }
   // Narrow tiles (16 or 32 columns of the kernel's problem, the swap form's 16x128 and 32x128)
   // exist for skinny problems: where one does not span the skinny dimension it loads the other
   // operand (the weights) once per tile row.
