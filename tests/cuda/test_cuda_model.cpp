@@ -419,17 +419,19 @@ TEST_CASE("cuda model: skinny_mma plans and is chosen for unaligned 16-bit probl
 
 TEST_CASE("cuda model: f32 runs on the f32 family in full f32, on tensor cores only with compute_mode TF32") {
   ModelledH100 be;
-  // Default compute mode: the sgemm family at every size, its 128x128 tile from 2048 up (whole
-  // waves of two blocks per SM) and 128x64 at 1024^2 (64 tiles of 128x128 leave half the SMs idle).
-  for (int64_t s : {1024, 2048, 4096, 8192})
+  // Default compute mode: the sgemm family at every size, its 128x128 tile at 2048, 4096 and
+  // 8192 (whole rounds of two blocks per SM), 64x64 at 1024^2 (64 tiles of 128x128 leave half
+  // the SMs idle) and at 3072^2 (576 tiles of 128x128 need three rounds of 264 blocks where 2304
+  // of 64x64 fill three rounds of 792), as measured on the H200.
+  for (int64_t s : {1024, 2048, 3072, 4096, 8192})
     for (bool b_col : {false, true}) {
       CAPTURE(s);
       CAPTURE(b_col);
       const std::string c = choice(be, problem(s, s, s, OG_DTYPE_F32, OG_DTYPE_F32, b_col));
       CHECK(c.rfind("sgemm:", 0) == 0);
-      if (s >= 2048) CHECK(c.rfind("sgemm:128x128x8", 0) == 0);
+      if (s == 1024 || s == 3072) CHECK(c == "sgemm:64x64x8-g8-s2-w2");
+      else CHECK(c == "sgemm:128x128x8-g8-s2-w8");
     }
-  CHECK(choice(be, problem(1024, 1024, 1024, OG_DTYPE_F32, OG_DTYPE_F32)).rfind("sgemm:128x64x8", 0) == 0);
   // No wgmma family takes f32 without the opt-in, and it says what would.
   const Problem f32 = problem(4096, 4096, 4096, OG_DTYPE_F32, OG_DTYPE_F32, true);
   const Status s = be.families()[0]->can_implement(f32, *Config::parse("sm90_wgmma:128x256x32-g16-s4-w12-coop"));

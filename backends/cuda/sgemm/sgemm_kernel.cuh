@@ -33,6 +33,12 @@ struct Args {
   cuda::EpilogueArgs ep;
 };
 
+// Registers per thread the kernel is compiled for (launch bounds): 128 in blocks of 128 or more
+// threads, 168 in 64-thread blocks (ptxas spilled at 128 there); and the blocks of a row that
+// share an SM at that budget (65536 registers).
+constexpr int thread_registers(int threads) { return threads >= 128 ? 128 : 168; }
+constexpr int blocks_per_sm(int threads) { return 65536 / (threads * thread_registers(threads)); }
+
 template <int WARPS_M_, int WARPS_N_, int BLOCK_K_, bool A_K_MAJOR_, bool B_K_MAJOR_, bool VEC_>
 struct Shape {
   static constexpr int WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, BLOCK_K = BLOCK_K_;
@@ -40,8 +46,7 @@ struct Shape {
   static constexpr int kThreads = 32 * WARPS_M * WARPS_N;
   static constexpr int BLOCK_M = 32 * WARPS_M, BLOCK_N = 64 * WARPS_N;
   static constexpr int kLdA = BLOCK_M + 4, kLdB = BLOCK_N + 4;  // shared row pitch in floats
-  // 128 registers per thread: at least 2 blocks of 256 threads (4 of 128, ...) per SM.
-  static constexpr int kMinBlocks = 512 / kThreads;
+  static constexpr int kMinBlocks = blocks_per_sm(kThreads);
   static_assert(BLOCK_K == 8 || BLOCK_K == 16, "BLOCK_K 8 or 16");
 };
 
