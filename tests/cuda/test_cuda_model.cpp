@@ -231,7 +231,7 @@ TEST_CASE("cuda model: narrow, tall and 192x192 Hopper tiles are offered only wh
   CHECK_FALSE(offered(be, f16(6144, 6144, 6144), "sm90_wgmma:192x192x64-g8-s4-w12-swap"));
   // A short K with a large row-major D (held-out seed 505's 6211x11094x3, leading dimensions
   // 8, 8 and 11096): coop 192x192's consumers own 96 columns, whose rows leave through the
-  // vector way (3x 128x256's time on the H200); the model prices that and takes another tile.
+  // vector way (bench/results/h200); the model prices that and takes another tile.
   Problem p = problem(6211, 11094, 3, OG_DTYPE_F16, OG_DTYPE_F16, true);
   p.a.stride_row = 8, p.b.stride_col = 8, p.d.stride_row = 11096;
   CHECK(offered(be, p, "sm90_wgmma:192x192x64-g8-s4-w12-coop"));

@@ -236,7 +236,7 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // The same holds for a plain 16-bit D on a kernel whose consumers own 96 columns (192x192's
   // column split) where D's rows, in the kernel's orientation, are its unit-stride lines: the
   // row-major packed chunks are 64 columns wide, so those tiles leave through the vector way
-  // (measured on short-K problems, where D is the kernel's time: 3x the 128x256 tile's).
+  // (it decides short-K problems, where writing D is the kernel's time).
   Form form = Form::coop;
   const bool fused = p.activation != OG_ACT_NONE || p.bias_mode != OG_BIAS_NONE || p.c.present || p.d.dtype == OG_DTYPE_F32;
   if (sm90::parse_form(c.form.text, form)) {
