@@ -96,10 +96,11 @@ class SgemmFamily final : public PlannedFamily<SgemmLaunch> {
 
   // Register-blocked f32 FMA on full tiles with the vector loader, as a share of the f32 peak
   // beside the model's tile intensity (64x64 a little below 128x128 at equal waves, as measured
-  // in bench/results/h200); the scalar loader halves it. Several blocks of a row share an SM (blocks_per_sm),
-  // which the model's waves of one work item per SM do not see: a launch runs in rounds of that
-  // many blocks per SM, and where the whole launch is resident at once the ceil(items / SMs)
-  // blocks on each busy SM run at a rate that grows with their share of the SM's complement.
+  // in bench/results/h200); the scalar loader halves it. Several blocks of a row share an SM
+  // (blocks_per_sm), which the model's waves of one work item per SM do not see: a launch runs
+  // in rounds of that many blocks per SM, and where the whole launch is resident at once the
+  // ceil(items / SMs) blocks on each busy SM run at a rate that grows with their share of the
+  // SM's complement.
   CostHints hints(const Problem& p, const Config& c) const override {
     CostHints h;
     const double peak = peak_tflops(dev_.info.limits, p);
