@@ -409,12 +409,58 @@ TEST_CASE("cuda model: skinny_mma plans and is chosen for unaligned 16-bit probl
     // The cost model chooses it over copying the large operand (sm90_repack) and over f32 FMA (skinny).
     CHECK(choice(be, p).rfind("skinny_mma:", 0) == 0);
   }
-  // Transposed (few columns): the tmma rows; aligned operands stay with sm90_wgmma.
+  // Transposed (few columns): the tmma rows.
   const Problem tall = problem(2849, 26, 597, OG_DTYPE_BF16, OG_DTYPE_BF16, false, 3);
   CHECK(mma->can_implement(tall, *Config::parse("skinny_mma:64x32x64-g1-s4-w8-k2-tmma")).ok());
-  const Status aligned = mma->can_implement(problem(28, 4096, 4096, OG_DTYPE_F16, OG_DTYPE_F16), *Config::parse("skinny_mma:32x64x64-g1-s4-w8-mma"));
-  CHECK_FALSE(aligned.ok());
-  CHECK(aligned.message.find("in place through TMA") != std::string::npos);
+}
+
+TEST_CASE("cuda model: aligned problems of at most 16 rows against a long K split deep on skinny_mma") {
+  ModelledH100 be;
+  // Leading dimensions rounded up to 8 elements (16 bytes): TMA could load every operand in place.
+  auto aligned = [](int64_t m, int64_t n, int64_t k, bool a_col, bool b_col) {
+    Problem p = problem(m, n, k, OG_DTYPE_F16, OG_DTYPE_F16, b_col);
+    auto up = [](int64_t v) { return (v + 7) / 8 * 8; };
+    p.a.stride_row = a_col ? 1 : up(k);
+    p.a.stride_col = a_col ? up(m) : 1;
+    if (b_col) p.b.stride_col = up(k);
+    else p.b.stride_row = up(n);
+    p.d.stride_row = up(n);
+    return p;
+  };
+  struct Row {
+    int64_t m, n, k;
+    bool a_col, b_col;
+  };
+  // The random sweep's aligned rows where sm90_wgmma ran 2 to 10 persistent CTAs of 64x128 (the
+  // narrow swap tiles cannot take these layouts) through K: 0.28x-0.90x cuBLAS on the H200.
+  for (const Row& r : std::vector<Row>{{8, 228, 16154, true, true}, {12, 556, 11982, true, true}, {3, 12, 8830, true, false},
+                                       {58, 7, 5870, false, true}}) {
+    CAPTURE(r.m);
+    CAPTURE(r.n);
+    CAPTURE(r.k);
+    const std::string c = choice(be, aligned(r.m, r.n, r.k, r.a_col, r.b_col));
+    CHECK(c.rfind("skinny_mma:", 0) == 0);
+    CHECK(c.find("-k") != std::string::npos);  // split-K
+  }
+  // More than 16 rows, or a K of fewer than 80 chunks: skinny_mma ran slower there, so it refuses.
+  KernelFamily* mma = nullptr;
+  for (KernelFamily* f : be.families())
+    if (std::string(f->name()) == "skinny_mma") mma = f;
+  REQUIRE(mma);
+  const Status rows = mma->can_implement(aligned(26, 354, 16244, false, false), *Config::parse("skinny_mma:32x64x64-g1-s4-w8-k32-mma"));
+  CHECK_FALSE(rows.ok());
+  CHECK(rows.message.find("in place through TMA") != std::string::npos);
+  CHECK_FALSE(mma->can_implement(aligned(10, 500, 4000, false, false), *Config::parse("skinny_mma:16x64x64-g1-s4-w8-k16-mma")).ok());
+  CHECK(mma->can_implement(aligned(10, 500, 6000, false, false), *Config::parse("skinny_mma:16x64x64-g1-s4-w8-k16-mma")).ok());
+  // The LLM decode and prefill-tail shapes fill the GPU with sm90_wgmma's tiles: they stay there.
+  for (int64_t m : {1, 16, 48, 64, 128})
+    for (int64_t n : {4096, 11008, 14336})
+      for (int64_t k : {4096, 14336}) {
+        CAPTURE(m);
+        CAPTURE(n);
+        CAPTURE(k);
+        CHECK(choice(be, aligned(m, n, k, false, false)).rfind("sm90_wgmma:", 0) == 0);
+      }
 }
 
 TEST_CASE("cuda model: f32 runs on the f32 family in full f32, on tensor cores only with compute_mode TF32") {

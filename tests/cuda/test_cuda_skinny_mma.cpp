@@ -2,7 +2,7 @@
 // serves (both ends of its row range, every unit-stride layout of both operands, odd leading
 // dimensions, K slices with masked tails, batches, f16 and bf16, every output dtype, C, bias and
 // activations); device pointers with misaligned bases and a broadcast B; bit-identical results
-// run to run with split-K; the refusals.
+// run to run with split-K; 16-byte aligned operands; the refusals.
 // Without an sm_90 device every test prints "SKIPPED cuda: <test>: <reason>".
 #include <doctest/doctest.h>
 
@@ -116,12 +116,44 @@ TEST_CASE("cuda: skinny_mma refuses what it does not serve, naming why") {
   s.config = "skinny_mma:16x64x64-g1-s4-w8-k8-mma";
   s.must_refuse = "split-K 8 needs";
   run_case(*ctx, s);
-  Case o{4, 300, 100};  // aligned f16: the TMA kernel streams it in place
+  Case o{4, 300, 100};  // aligned f16 with a short K: the TMA kernel streams it in place
   o.a = o.b = o.d = Dtype::f16;
   o.tma_aligned = true;
   o.config = "skinny_mma:16x64x64-g1-s4-w8-mma";
   o.must_refuse = "streams this problem's 16-bit operands in place";
   run_case(*ctx, o);
+}
+
+TEST_CASE("cuda: skinny_mma runs 16-byte aligned operands of at most 16 rows against a long K") {
+  auto ctx = sm90_context("skinny_mma aligned");
+  if (!ctx) return;
+  // Aligned operands, which sm90_wgmma could also stream through TMA: skinny_mma takes those of
+  // at most 16 rows (columns) against K >= 80 chunks of 64, so they must run here too.
+  struct Row {
+    int64_t m, n, k;
+    bool ta, tb;
+    const char* config;
+  };
+  const Row rows[] = {
+      {8, 228, 5200, true, true, "skinny_mma:16x64x64-g1-s4-w8-k64-mma"},
+      {16, 258, 6000, false, false, "skinny_mma:16x64x64-g1-s4-w8-k32-mma"},
+      {841, 1, 5130, true, false, "skinny_mma:64x16x64-g1-s4-w8-k16-tmma"},
+      {300, 13, 7000, false, true, "skinny_mma:64x16x64-g1-s4-w8-k8-tmma"},
+  };
+  int variant = 0;
+  for (const Row& r : rows) {
+    Case c{r.m, r.n, r.k, 1 + variant % 2};
+    c.a = c.b = variant % 2 ? Dtype::bf16 : Dtype::f16;
+    c.d = variant % 3 ? c.a : Dtype::f32;
+    c.ta = r.ta;
+    c.tb = r.tb;
+    c.tma_aligned = true;
+    c.epi.alpha = 1.25f;
+    c.epi.bias_mode = BiasMode(variant % 3);
+    c.config = r.config;
+    run_case(*ctx, c);
+    ++variant;
+  }
 }
 
 TEST_CASE("cuda: skinny_mma split-K gives the same bits on every run") {

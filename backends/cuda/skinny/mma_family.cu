@@ -31,6 +31,8 @@ constexpr Config row_config(const SkinnyRow& r, int split) {
   return Config{"skinny_mma", t ? sm::kCols : r.rows, t ? r.rows : sm::kCols, sm::kChunk, 1, sm::stages(r.rows), cuda::skinny::kWarps, 0, split, r.form};
 }
 constexpr auto kConfigs = table_configs(kRows, kSplits, row_config);
+// K chunks from which a problem TMA could load in place is taken (check()).
+constexpr int kAlignedMinChunks = 80;
 
 // The instantiation for a launch and its shared memory.
 template <int ROWS, bool S_K_FAST, bool L_K_FAST>
@@ -81,14 +83,18 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
     if (dev_.info.limits.arch < 80) return fail("mma.sync with bf16 and cp.async need sm_80 or newer");
     if (p.a.dtype != p.b.dtype || (p.a.dtype != OG_DTYPE_F16 && p.a.dtype != OG_DTYPE_BF16))
       return fail("the tensor-core skinny kernel takes f16 x f16 or bf16 x bf16");
-    if (dev_.info.limits.arch >= 90 && hopper_loads_in_place(p))
-      return fail("sm90_wgmma streams this problem's 16-bit operands in place through TMA");
     const bool t = transposed_form(row->form);
     const int64_t small = skinny_rows(p, t);
     const int lowest = row->rows == 16 ? 1 : row->rows / 2 + 1;
     if (small > row->rows || small < lowest)
       return fail("the " + std::to_string(row->rows) + "-row tile serves problems of " + std::to_string(lowest) + " to " +
                   std::to_string(row->rows) + (t ? " columns" : " rows"));
+    // Operands TMA loads in place are sm90_wgmma's, except at most 16 rows against a long K,
+    // where its splits (at most 4) leave most SMs idle and this kernel's deep splits streamed
+    // faster on the H200 (bench/results/h200); with more rows or a shorter K it ran slower.
+    if (dev_.info.limits.arch >= 90 && hopper_loads_in_place(p) && (row->rows > 16 || p.k < kAlignedMinChunks * skinny_mma::kChunk))
+      return fail("sm90_wgmma streams this problem's 16-bit operands in place through TMA (this kernel takes them at most 16 " +
+                  std::string(t ? "columns" : "rows") + " against K >= " + std::to_string(kAlignedMinChunks * skinny_mma::kChunk) + ")");
     // The oriented operands' unit strides: S = A (or B^T) along K or its rows, L = B (or A^T)
     // along K or its columns.
     const Operand& s_op = t ? p.b : p.a;

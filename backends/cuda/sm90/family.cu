@@ -228,6 +228,11 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   const DeviceLimits& lim = dev_.info.limits;
   if (p.a.dtype == OG_DTYPE_F32 && lim.peak_tflops_f32 > 0 && lim.peak_tflops_16bit > 0)
     h.efficiency = 0.75 * 0.5 * lim.peak_tflops_16bit / lim.peak_tflops_f32;
+  // A persistent CTA streaming a long K alone runs at its own latency-bound rate (about 40-50
+  // GB/s measured on the H200, where an SM's share of the bandwidth is about 36): with fewer
+  // tiles in flight than a quarter of the SMs the kernel streams proportionally slower. Short
+  // K slices are bound by the pipeline's fill and the epilogue instead.
+  if (std::ceil(double(p.k) / std::max(1, c.split_k)) >= 32.0 * c.block_k) h.memory_items_per_unit = 0.25;
   const bool swap = c.form == "swap";
   // A fused epilogue (activation, bias or C) or an f32 D on a kernel without the register
   // epilogue (kernel_key.hpp) leaves through shared memory and the general per-element code (or
