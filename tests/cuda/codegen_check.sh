@@ -153,6 +153,17 @@ expect "$ptx" "fma.rn.f32" "sgemm f32 FMA"
 expect "$ptx" "ld.shared.v4.f32" "sgemm float4 shared-memory reads"
 expect "$ptx" "ld.global.nc.v4.f32" "sgemm 16-byte global loads"
 no_spills "$ptx" sgemm "_ZN8omnigemm6detail5sgemm" 16
+# ... and kernels of the rows below 256 threads (those small problems run) whose code fits the
+# instruction caches: with the general epilogue inlined per output quad each was over 500 KB
+# of SASS, and launches of a few K-steps waited on instruction fetches.
+largest=$(readelf -SW "$work/sgemm_sm_90.cubin" 2>/dev/null |
+          sed -nE 's/.* \.text\.[^ ]+ShapeILi([0-9]+)ELi([0-9]+)E[^ ]+ +PROGBITS +[0-9a-f]+ +[0-9a-f]+ +([0-9a-f]+) .*/\1 \2 \3/p' |
+          while read -r wm wn h; do if [ $((wm * wn)) -lt 8 ]; then echo $((16#$h)); fi; done | sort -n | tail -1)
+if [ -n "$largest" ] && [ "$largest" -le 262144 ]; then
+  echo "ok    sgemm sm_90: the largest kernel below 256 threads has $largest bytes of code (at most 256 KB)"
+else
+  echo "FAIL  sgemm sm_90: a kernel below 256 threads has ${largest:-?} bytes of code (at most 256 KB)"; failures=$((failures + 1))
+fi
 
 # The tensor-core skinny family: mma.sync for both 16-bit types, 16-byte cp.async copies of the
 # aligned chunks (operands of any alignment read in place) and no spills at its register budget

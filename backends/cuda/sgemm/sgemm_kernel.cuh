@@ -33,10 +33,10 @@ struct Args {
   cuda::EpilogueArgs ep;
 };
 
-// Registers per thread the kernel is compiled for (launch bounds): 128 in blocks of 128 or more
-// threads, 168 in 64-thread blocks (ptxas spilled at 128 there); and the blocks of a row that
-// share an SM at that budget (65536 registers).
-constexpr int thread_registers(int threads) { return threads >= 128 ? 128 : 168; }
+// Registers per thread the kernel is compiled for (launch bounds): 128 in blocks of 256
+// threads, 168 in smaller ones (ptxas spilled at 128 there); and the blocks of a row that share
+// an SM at that budget (65536 registers).
+constexpr int thread_registers(int threads) { return threads >= 256 ? 128 : 168; }
 constexpr int blocks_per_sm(int threads) { return 65536 / (threads * thread_registers(threads)); }
 
 template <int WARPS_M_, int WARPS_N_, int BLOCK_K_, bool A_K_MAJOR_, bool B_K_MAJOR_, bool VEC_>
@@ -192,27 +192,61 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) gemm_sgemm(const _
     __syncthreads();
   }
 
-  // Epilogue: row i of the thread's block is tile row row + (i % 4) + BM / 2 (i / 4); quad h of
-  // columns starts at col + BN / 2 h. Whole in-range quads of a vector-aligned D leave in one
-  // 16-byte (8-byte for 16-bit D) store; the rest element by element.
+  // Epilogue. Quad t = 2 i + h holds tile row row + (i % 4) + BM / 2 (i / 4), columns from
+  // col + BN / 2 h; whole in-range quads of a vector-aligned D leave in one 16-byte (8-byte for
+  // 16-bit D) store. The 256-thread row, chosen for large problems, stores every quad unrolled
+  // and the rest element by element (its main loop measured slower with the loop below).
+  // Smaller rows, which small problems run, store an f32 D with alpha alone on a whole tile
+  // unrolled and everything else in a loop that is not unrolled, the rest as runs
+  // (epilogue_store_run): the general epilogue (C, bias, activations, every D dtype) inlined
+  // for each quad made those kernels outgrow the instruction cache, and launches of a few
+  // K-steps waited on instruction fetches.
   const cuda::EpilogueArgs& e = p.ep;
+  if constexpr (S::kThreads >= 256) {
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int gm = m0 + row + (i % 4) + (i / 4) * (BM / 2);
-    if (gm >= p.m) continue;
+    for (int i = 0; i < 8; ++i) {
+      const int gm = m0 + row + (i % 4) + (i / 4) * (BM / 2);
+      if (gm >= p.m) continue;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int gn = n0 + col + h * (BN / 2);
-      if (gn >= p.n) continue;
-      if (e.d_vector_rows && gn + 4 <= p.n) {
-        cuda::epilogue_store_quad(e, batch, gm, gn,
-                                  make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]));
-      } else {
+      for (int h = 0; h < 2; ++h) {
+        const int gn = n0 + col + h * (BN / 2);
+        if (gn >= p.n) continue;
+        if (e.d_vector_rows && gn + 4 <= p.n) {
+          cuda::epilogue_store_quad(e, batch, gm, gn,
+                                    make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]));
+        } else {
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (gn + j < p.n) cuda::epilogue_store(e, batch, gm, gn + j, acc[i][4 * h + j]);
+          for (int j = 0; j < 4; ++j)
+            if (gn + j < p.n) cuda::epilogue_store(e, batch, gm, gn + j, acc[i][4 * h + j]);
+        }
       }
     }
+    return;
+  }
+  if (e.d.dtype == OG_DTYPE_F32 && e.d_vector_rows && cuda::epilogue_plain(e) && m0 + BM <= p.m && n0 + BN <= p.n) {
+    float* d = static_cast<float*>(const_cast<void*>(e.d.ptr)) + batch * e.d.bs;
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const long long at = (long long)(m0 + row + (i % 4) + (i / 4) * (BM / 2)) * e.d.sr + n0 + col + h * (BN / 2);
+        *reinterpret_cast<float4*>(d + at) =
+            make_float4(e.alpha * acc[i][4 * h], e.alpha * acc[i][4 * h + 1], e.alpha * acc[i][4 * h + 2], e.alpha * acc[i][4 * h + 3]);
+      }
+    return;
+  }
+  float4 quads[16];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) quads[2 * i + h] = make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
+#pragma unroll 1
+  for (int t = 0; t < 16; ++t) {
+    const int i = t / 2, h = t % 2;
+    const int gm = m0 + row + (i % 4) + (i / 4) * (BM / 2), gn = n0 + col + h * (BN / 2);
+    if (gm >= p.m || gn >= p.n) continue;
+    if (e.d_vector_rows && gn + 4 <= p.n) cuda::epilogue_store_quad(e, batch, gm, gn, quads[t]);
+    else cuda::epilogue_store_run<true>(e, batch, gm, gn, min(4, p.n - gn), quads[t]);
   }
 }
 
