@@ -165,6 +165,12 @@ else
   echo "FAIL  sgemm sm_90: a kernel below 256 threads has ${largest:-?} bytes of code (at most 256 KB)"; failures=$((failures + 1))
 fi
 
+# The split-K reduction (split_reduce.cu) reads each slice's partial quads once, with streaming
+# 16-byte loads.
+ptx="$work/split_reduce.ptx"
+"$nvcc" "${flags[@]}" -I"$src/backends/cuda" -arch=compute_80 -ptx "$src/backends/cuda/split_reduce.cu" -o "$ptx"
+expect "$ptx" "ld.global.cs.v4.f32" "split-K reduction streaming 16-byte loads"
+
 # The tensor-core skinny family: mma.sync for both 16-bit types, 16-byte cp.async copies of the
 # aligned chunks (operands of any alignment read in place) and no spills at its register budget
 # (launch bounds of three 256-thread blocks per SM up to 32 rows, two at 64: 80 or 128

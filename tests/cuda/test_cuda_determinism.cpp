@@ -1,6 +1,6 @@
 // Deterministic results on the GPU: the same call on the same device gives bitwise-identical D
-// run after run, split-K included (partials summed in slice order by the tile's last slice,
-// cluster-pair partials, the repack copies), for the default choice and forced configs. Without
+// run after run, split-K included (partials summed in slice order by the tile's last slice or by
+// sgemm's reduction launch, cluster-pair partials, the repack copies), for the default choice and forced configs. Without
 // an sm_90 device every test prints "SKIPPED cuda: <test>: <reason>".
 #include <doctest/doctest.h>
 
@@ -27,6 +27,7 @@ TEST_CASE("cuda: the same call gives bitwise-identical D run to run, split-K inc
       {300, 200, 5000, Dtype::bf16, Dtype::bf16, 0, "sm90_wgmma:128x64x64-g8-s8-w12-k2-coop"}, // cluster pairs
       {1030, 1024, 1027, Dtype::bf16, Dtype::bf16, 3, ""},
       {700, 600, 3000, Dtype::f16, Dtype::f16, 1, "sm90_repack:128x64x64-g8-s8-w12-k4-coop"},
+      {39, 315, 5860, Dtype::f32, Dtype::f32, 1, "sgemm:64x64x8-g8-s2-w2-k32"},  // slices reduced by a second launch
   };
   for (const Shape& s : shapes) {
     CAPTURE(s.m);

@@ -466,16 +466,18 @@ TEST_CASE("cuda model: aligned problems of at most 16 rows against a long K spli
 TEST_CASE("cuda model: f32 runs on the f32 family in full f32, on tensor cores only with compute_mode TF32") {
   ModelledH100 be;
   // Default compute mode: the sgemm family at every size, its 128x128 tile at 2048, 4096 and
-  // 8192 (whole rounds of two blocks per SM), 64x64 at 1024^2 (64 tiles of 128x128 leave half
-  // the SMs idle) and at 3072^2 (576 tiles of 128x128 need three rounds of 264 blocks where 2304
-  // of 64x64 fill three rounds of 792), as measured on the H200.
+  // 8192 (whole rounds of two blocks per SM), 64x64 at 3072^2 (576 tiles of 128x128 need three
+  // rounds of 264 blocks where 2304 of 64x64 fill three rounds of 792) and at 1024^2 split 3
+  // (256 tiles of 64x64 fill two of an SM's six places; 768 slices fill them all), as measured
+  // on the H200.
   for (int64_t s : {1024, 2048, 3072, 4096, 8192})
     for (bool b_col : {false, true}) {
       CAPTURE(s);
       CAPTURE(b_col);
       const std::string c = choice(be, problem(s, s, s, OG_DTYPE_F32, OG_DTYPE_F32, b_col));
       CHECK(c.rfind("sgemm:", 0) == 0);
-      if (s == 1024 || s == 3072) CHECK(c == "sgemm:64x64x8-g8-s2-w2");
+      if (s == 1024) CHECK(c == "sgemm:64x64x8-g8-s2-w2-k3");
+      else if (s == 3072) CHECK(c == "sgemm:64x64x8-g8-s2-w2");
       else CHECK(c == "sgemm:128x128x8-g8-s2-w8");
     }
   // No wgmma family takes f32 without the opt-in, and it says what would.
@@ -496,6 +498,33 @@ TEST_CASE("cuda model: f32 runs on the f32 family in full f32, on tensor cores o
     row_b.compute_mode = OG_COMPUTE_TF32;
     CHECK(choice(be, row_b).rfind("sm90_repack:", 0) == 0);
   }
+}
+
+TEST_CASE("cuda model: f32 problems of few tiles against a long K split K on sgemm; unaligned ones avoid its 256-thread row") {
+  ModelledH100 be;
+  // Five 64x64 tiles and 733 K-steps: 64 slices (measured 23 us split, 551 us unsplit on the H200).
+  CHECK(choice(be, problem(39, 315, 5860, OG_DTYPE_F32, OG_DTYPE_F32, false, 1)) == "sgemm:64x64x8-g8-s2-w2-k64");
+  // 40 tiles, 158 K-steps: split (23 us split 16, 107 us unsplit).
+  const auto mid = Config::parse(choice(be, problem(304, 500, 1264, OG_DTYPE_F32, OG_DTYPE_F32, false, 1)));
+  REQUIRE(mid);
+  CHECK(mid->family == "sgemm");
+  CHECK(mid->split_k >= 8);
+  // Many tiles, short K: unsplit; scalar loads (odd leading dimensions) keep off the 256-thread
+  // row (451x4801x127 x10: 226 us on 64x64, 400 us on 128x128), aligned operands take it.
+  Problem odd = problem(451, 4801, 127, OG_DTYPE_F32, OG_DTYPE_F32, false, 3);
+  odd.batch = 10;
+  odd.a.batch_stride = 451 * 130, odd.b.batch_stride = 127 * 4804, odd.d.batch_stride = 451 * 4804;
+  CHECK(choice(be, odd) == "sgemm:64x64x8-g8-s2-w2");
+  CHECK(choice(be, problem(4096, 4096, 4096, OG_DTYPE_F32, OG_DTYPE_F32)) == "sgemm:128x128x8-g8-s2-w8");
+  // The splits' refusals: the 256-thread row, more slices than K-steps.
+  KernelFamily* sgemm = be.families()[3];
+  REQUIRE(std::string(sgemm->name()) == "sgemm");
+  const Problem p = problem(39, 315, 100, OG_DTYPE_F32, OG_DTYPE_F32);
+  CHECK(sgemm->can_implement(p, *Config::parse("sgemm:64x64x8-g8-s2-w2-k8")).ok());
+  CHECK(sgemm->can_implement(p, *Config::parse("sgemm:64x64x8-g8-s2-w2-k16")).message.find("needs as many K-steps") !=
+        std::string::npos);
+  CHECK(sgemm->can_implement(p, *Config::parse("sgemm:128x128x8-g8-s2-w8-k2")).message.find("256-thread row") !=
+        std::string::npos);
 }
 
 TEST_CASE("cuda model: mixed inputs run on the Hopper tensor cores through sm90_repack's converting copies") {

@@ -16,16 +16,24 @@
 // (unit stride, 16-byte aligned base, leading dimension and batch stride; the host checks);
 // quads crossing the edge of M, N or K are loaded element by element, zeros outside.
 // Otherwise every element is a guarded scalar load with the operand's strides (any layout).
-// Work items: one block per output tile in the shared grouped order (tile_schedule.h), batch in
-// grid z; the epilogue is the shared one (epilogue.cuh).
+// Work items: one block per output tile and K slice (split-K: block x = tile * split + slice,
+// tiles in the shared grouped order of tile_schedule.h), batch in grid z. Unsplit, the block
+// finishes its tile with the shared epilogue (epilogue.cuh); split, each slice writes its
+// partial sums to the workspace and split_reduce.cu sums them in slice order.
 #pragma once
 #include "../epilogue.cuh"
+#include "../split_reduce.hpp"
 #include "omnigemm/tile_schedule.h"
 
 namespace omnigemm::detail::sgemm {
 
 struct Args {
   int m, n, k, num_pid_m, num_pid_n, group_m, batch_base;
+  // K slices per tile and the K each covers (a multiple of BLOCK_K; the last one may be short).
+  int split, slice_k;
+  // split > 1: the slices' partial sums, laid out as split_reduce.hpp says (ld partial_ld).
+  float* partials;
+  long long partial_ld;
   // Operands as (MN, K) matrices: element (i, kk) of batch b at ptr[b * bs + i * s_mn + kk * s_k].
   const float* a;
   const float* b;
@@ -137,17 +145,19 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) gemm_sgemm(const _
   __shared__ __align__(16) float a_tiles[2][BK * S::kLdA];
   __shared__ __align__(16) float b_tiles[2][BK * S::kLdB];
 
-  const OgWork tile = og_work_item(int(blockIdx.x), p.num_pid_m, p.num_pid_n, p.group_m, 1);
+  const int slice = int(blockIdx.x) % p.split;
+  const OgWork tile = og_work_item(int(blockIdx.x) / p.split, p.num_pid_m, p.num_pid_n, p.group_m, 1);
   const long long batch = blockIdx.z + p.batch_base;
+  const int kb = slice * p.slice_k, k_len = min(p.k - kb, p.slice_k);  // this slice's K
   const int m0 = tile.pid_m * BM, n0 = tile.pid_n * BN;
   const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int row = 16 * (warp % S::WARPS_M) + 4 * (lane / 8);  // first row of this thread's first quad
   const int col = 32 * (warp / S::WARPS_M) + 4 * (lane % 8);  // first column
 
   TileLoader<BM, BK, S::kThreads, S::A_K_MAJOR, S::VEC> la;
-  la.init(p.a + batch * p.a_bs + (long long)m0 * p.a_mn, p.a_mn, p.a_k, m0, p.m, tid);
+  la.init(p.a + batch * p.a_bs + (long long)m0 * p.a_mn + (long long)kb * p.a_k, p.a_mn, p.a_k, m0, p.m, tid);
   TileLoader<BN, BK, S::kThreads, S::B_K_MAJOR, S::VEC> lb;
-  lb.init(p.b + batch * p.b_bs + (long long)n0 * p.b_mn, p.b_mn, p.b_k, n0, p.n, tid);
+  lb.init(p.b + batch * p.b_bs + (long long)n0 * p.b_mn + (long long)kb * p.b_k, p.b_mn, p.b_k, n0, p.n, tid);
 
   float acc[8][8];
 #pragma unroll
@@ -155,10 +165,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) gemm_sgemm(const _
 #pragma unroll
     for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
 
-  const int k_tiles = (p.k + BK - 1) / BK;
+  const int k_tiles = (k_len + BK - 1) / BK;
   if (k_tiles > 0) {
-    la.load(0, p.k, tid);
-    lb.load(0, p.k, tid);
+    la.load(0, k_len, tid);
+    lb.load(0, k_len, tid);
     la.store(a_tiles[0], tid);
     lb.store(b_tiles[0], tid);
   }
@@ -167,8 +177,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) gemm_sgemm(const _
   for (int kt = 0; kt < k_tiles; ++kt) {
     const bool more = kt + 1 < k_tiles;
     if (more) {  // in flight while this K-tile is multiplied
-      la.load((kt + 1) * BK, p.k, tid);
-      lb.load((kt + 1) * BK, p.k, tid);
+      la.load((kt + 1) * BK, k_len, tid);
+      lb.load((kt + 1) * BK, k_len, tid);
     }
     const float* at = a_tiles[kt & 1];
     const float* bt = b_tiles[kt & 1];
@@ -192,6 +202,21 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) gemm_sgemm(const _
     __syncthreads();
   }
 
+  // Split-K (rows below 256 threads only: the 256-thread row's main loop measured slower with
+  // any change to its epilogue): whole quads, the partial rows are padded to a multiple of 4.
+  if (S::kThreads < 256 && p.split > 1) {
+    float* part = p.partials + (batch * p.split + slice) * p.m * p.partial_ld;
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int gm = m0 + row + (i % 4) + (i / 4) * (BM / 2), gn = n0 + col + h * (BN / 2);
+        if (gm < p.m && gn < p.n)
+          *reinterpret_cast<float4*>(part + gm * p.partial_ld + gn) =
+              make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
+      }
+    return;
+  }
   // Epilogue. Quad t = 2 i + h holds tile row row + (i % 4) + BM / 2 (i / 4), columns from
   // col + BN / 2 h; whole in-range quads of a vector-aligned D leave in one 16-byte (8-byte for
   // 16-bit D) store. The 256-thread row, chosen for large problems, stores every quad unrolled
