@@ -222,10 +222,11 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) gemm_sgemm(const _
   // 16-bit D) store. The 256-thread row, chosen for large problems, stores every quad unrolled
   // and the rest element by element (its main loop measured slower with the loop below).
   // Smaller rows, which small problems run, store an f32 D with alpha alone on a whole tile
-  // unrolled and everything else in a loop that is not unrolled, the rest as runs
-  // (epilogue_store_run): the general epilogue (C, bias, activations, every D dtype) inlined
-  // for each quad made those kernels outgrow the instruction cache, and launches of a few
-  // K-steps waited on instruction fetches.
+  // unrolled and everything else in a loop that is not unrolled (a row-major D without 16-byte
+  // rows or with C staged row by row, below; the rest as quads or runs, epilogue_store_run):
+  // the general epilogue (C, bias, activations, every D dtype) inlined for each quad made
+  // those kernels outgrow the instruction cache, and launches of a few K-steps waited on
+  // instruction fetches.
   const cuda::EpilogueArgs& e = p.ep;
   if constexpr (S::kThreads >= 256) {
 #pragma unroll
@@ -265,6 +266,34 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) gemm_sgemm(const _
   for (int i = 0; i < 8; ++i)
 #pragma unroll
     for (int h = 0; h < 2; ++h) quads[2 * i + h] = make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
+  if (e.d.sc == 1 && !e.d_vector_rows) {
+    // A row-major D without 16-byte rows, or with C: quad t of a warp's lanes is 4 rows (4 apart)
+    // by 32 consecutive columns. Staged through shared memory (the tiles are free after the
+    // main loop's last barrier), each store instruction then writes 32 consecutive outputs of
+    // one row, where per-lane runs of four wrote every 32-byte sector four times.
+    static_assert(S::kThreads / 32 * 4 * 32 <= 2 * BK * S::kLdA, "the warps' staging fits the A tiles");
+    float* stage = &a_tiles[0][0] + warp * (4 * 32);
+    const int r0 = m0 + 16 * (warp % S::WARPS_M), c0 = n0 + 32 * (warp / S::WARPS_M);
+    const bool plain = cuda::epilogue_plain(e);
+#pragma unroll 1
+    for (int t = 0; t < 16; ++t) {
+      const int i = t / 2, h = t % 2;
+      const int gm = r0 + (i % 4) + (i / 4) * (BM / 2), gn = c0 + h * (BN / 2) + lane;
+      __syncwarp();
+      *reinterpret_cast<float4*>(stage + 32 * (lane / 8) + 4 * (lane % 8)) = quads[t];
+      __syncwarp();
+      if (gn >= p.n) continue;
+#pragma unroll
+      for (int g = 0; g < 4; ++g) {
+        const int r = gm + 4 * g;
+        if (r >= p.m) break;
+        const float v = stage[32 * g + lane];
+        cuda::store(e.d.dtype, const_cast<void*>(e.d.ptr), batch * e.d.bs + (long long)r * e.d.sr + gn,
+                    plain ? e.alpha * v : cuda::epilogue_value(e, batch, r, gn, v));
+      }
+    }
+    return;
+  }
 #pragma unroll 1
   for (int t = 0; t < 16; ++t) {
     const int i = t / 2, h = t % 2;
