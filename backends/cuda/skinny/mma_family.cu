@@ -31,8 +31,8 @@ constexpr Config row_config(const SkinnyRow& r, int split) {
   return Config{"skinny_mma", t ? sm::kCols : r.rows, t ? r.rows : sm::kCols, sm::kChunk, 1, sm::stages(r.rows), cuda::skinny::kWarps, 0, split, r.form};
 }
 constexpr auto kConfigs = table_configs(kRows, kSplits, row_config);
-// K chunks from which a problem TMA could load in place is taken (check()).
-constexpr int kAlignedMinChunks = 80;
+// The K (80 chunks) from which a problem TMA could load in place is taken (check()).
+constexpr int kAlignedMinK = 80 * skinny_mma::kChunk;
 
 // The instantiation for a launch and its shared memory.
 template <int ROWS, bool S_K_FAST, bool L_K_FAST>
@@ -92,9 +92,9 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
     // Operands TMA loads in place are sm90_wgmma's, except at most 16 rows against a long K,
     // where its splits (at most 4) leave most SMs idle and this kernel's deep splits streamed
     // faster on the H200 (bench/results/h200); with more rows or a shorter K it ran slower.
-    if (dev_.info.limits.arch >= 90 && hopper_loads_in_place(p) && (row->rows > 16 || p.k < kAlignedMinChunks * skinny_mma::kChunk))
+    if (dev_.info.limits.arch >= 90 && hopper_loads_in_place(p) && (row->rows > 16 || p.k < kAlignedMinK))
       return fail("sm90_wgmma streams this problem's 16-bit operands in place through TMA (this kernel takes them at most 16 " +
-                  std::string(t ? "columns" : "rows") + " against K >= " + std::to_string(kAlignedMinChunks * skinny_mma::kChunk) + ")");
+                  std::string(t ? "columns" : "rows") + " against K >= " + std::to_string(kAlignedMinK) + ")");
     // The oriented operands' unit strides: S = A (or B^T) along K or its rows, L = B (or A^T)
     // along K or its columns.
     const Operand& s_op = t ? p.b : p.a;
