@@ -10,8 +10,8 @@ namespace omnigemm::detail::cuda {
 
 // Slice s of batch b holds the m x n partial sums row-major at
 // partials + (b * split + s) * m * ld, ld = n rounded up to a multiple of 4 (16-byte rows; the
-// workspace is 256-byte aligned); the kernels write the padding columns too, the reduction
-// ignores them.
+// workspace is 256-byte aligned); the kernels store whole quads of four columns (the last
+// one's padding included), the reduction reads the same quads and stores only columns < n.
 struct SplitPartials {
   const float* partials;
   int m, n, split;
