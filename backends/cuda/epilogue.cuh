@@ -199,4 +199,12 @@ __device__ __forceinline__ void epilogue_store_quad(const EpilogueArgs& e, long 
   }
 }
 
+// Four horizontally adjacent outputs (gm, gn..gn+3) of a row n wide, gn % 4 == 0 and gn < n:
+// one vector store where D's rows allow it and all four are in range, else a run of those in
+// range.
+__device__ __forceinline__ void epilogue_store_four(const EpilogueArgs& e, long long batch, int gm, int gn, int n, float4 acc) {
+  if (e.d_vector_rows && gn + 4 <= n) epilogue_store_quad(e, batch, gm, gn, acc);
+  else epilogue_store_run<true>(e, batch, gm, gn, min(4, n - gn), acc);
+}
+
 }  // namespace omnigemm::detail::cuda

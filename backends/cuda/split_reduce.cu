@@ -32,8 +32,7 @@ __global__ void __launch_bounds__(kThreads) split_reduce(const __grid_constant__
     const float4 v = __ldcs(at + s * (slice_floats / 4));
     sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
   }
-  if (p.ep.d_vector_rows && gn + 4 <= p.s.n) epilogue_store_quad(p.ep, batch, gm, gn, sum);
-  else epilogue_store_run<true>(p.ep, batch, gm, gn, min(4, p.s.n - gn), sum);
+  epilogue_store_four(p.ep, batch, gm, gn, p.s.n, sum);
 }
 
 }  // namespace

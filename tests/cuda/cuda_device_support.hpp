@@ -1,7 +1,7 @@
 // Support for the CUDA tests: the Hopper context (or a SKIPPED line), a family's config table,
 // host matrices uploaded into og_memory_alloc'ed memory at a chosen byte offset (to misalign a
-// base on purpose), one such case run and checked, and the run-to-run bit identity of forced
-// configs.
+// base on purpose), a run into a freshly poisoned D, one such case run and checked, and the
+// run-to-run bit identity of forced configs.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -86,6 +86,18 @@ struct DeviceCopy {
   void download(HostMatrix& m) const { REQUIRE(og_memory_download(ctx, m.bytes.data(), at, bytes) == OG_OK); }
   Memory memory() const { return Memory{at}; }
 };
+
+// Poisons D, uploads it into dd, runs g (whose D lives in dd) and downloads the result into D;
+// returns the poisoned copy, to check that padding between D's rows was left untouched.
+inline HostMatrix run_poisoned(Context& ctx, const Gemm& g, HostMatrix& D, const DeviceCopy& dd) {
+  D.poison();
+  REQUIRE(og_memory_upload(ctx.c_handle(), dd.at, D.bytes.data(), D.bytes.size()) == OG_OK);
+  HostMatrix before = D;
+  const Status s = ctx.run(g);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  dd.download(D);
+  return before;
+}
 
 // D = act(0.5 A B) (relu) on device memory: A and B at byte offsets a_offset and b_offset past a
 // 256-byte boundary (misaligned bases), B broadcast over the batches when b_broadcast, odd

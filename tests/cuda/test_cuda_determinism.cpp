@@ -46,11 +46,7 @@ TEST_CASE("cuda: the same call gives bitwise-identical D run to run, split-K inc
     g.config = s.config;
     std::vector<uint8_t> first;
     for (int run = 0; run < 5; ++run) {
-      D.poison();
-      REQUIRE(og_memory_upload(ctx->c_handle(), dd.at, D.bytes.data(), D.bytes.size()) == OG_OK);
-      const Status st = ctx->run(g);
-      REQUIRE_MESSAGE(st.ok(), st.message);
-      dd.download(D);
+      run_poisoned(*ctx, g, D, dd);
       if (run == 0) first = D.bytes;
       else CHECK_MESSAGE(D.bytes == first, "run " << run << " differs from the first");
     }

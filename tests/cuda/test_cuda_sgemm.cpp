@@ -115,12 +115,7 @@ TEST_CASE("cuda sgemm: split-K slices in the caller's workspace, summed with the
   g.workspace_bytes = *need;
   const Reference ref = reference_gemm(A, B, &C, &bias, e, 1);
   for (int run = 0; run < 2; ++run) {
-    D.poison();
-    REQUIRE(og_memory_upload(ctx->c_handle(), dd.at, D.bytes.data(), D.bytes.size()) == OG_OK);
-    const HostMatrix before = D;
-    const Status s = ctx->run(g);
-    REQUIRE_MESSAGE(s.ok(), s.message);
-    dd.download(D);
+    const HostMatrix before = run_poisoned(*ctx, g, D, dd);
     const ErrorReport r = compare(D, ref, &before);
     CHECK(r.non_finite == 0);
     CHECK(r.padding_touched == 0);

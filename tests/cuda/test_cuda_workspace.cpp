@@ -71,12 +71,7 @@ TEST_CASE("cuda: split-K partials and counters in the caller's workspace") {
     CHECK(ex->raw.workspace_source == OG_WORKSPACE_CALLER);
     CHECK(ex->report().find("from the caller's workspace") != std::string::npos);
     for (int run = 0; run < 2; ++run) {
-      D.poison();
-      REQUIRE(og_memory_upload(ctx->c_handle(), dd.at, D.bytes.data(), D.bytes.size()) == OG_OK);
-      const HostMatrix before = D;
-      const Status s = ctx->run(g);
-      REQUIRE_MESSAGE(s.ok(), s.message);
-      dd.download(D);
+      const HostMatrix before = run_poisoned(*ctx, g, D, dd);
       const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1), &before);
       CHECK(r.non_finite == 0);
       CHECK(r.padding_touched == 0);

@@ -299,8 +299,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) gemm_sgemm(const _
     const int i = t / 2, h = t % 2;
     const int gm = m0 + row + (i % 4) + (i / 4) * (BM / 2), gn = n0 + col + h * (BN / 2);
     if (gm >= p.m || gn >= p.n) continue;
-    if (e.d_vector_rows && gn + 4 <= p.n) cuda::epilogue_store_quad(e, batch, gm, gn, quads[t]);
-    else cuda::epilogue_store_run<true>(e, batch, gm, gn, min(4, p.n - gn), quads[t]);
+    cuda::epilogue_store_four(e, batch, gm, gn, p.n, quads[t]);
   }
 }
 

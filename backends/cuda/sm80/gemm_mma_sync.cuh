@@ -298,11 +298,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) gemm_mma_sync(Kerne
       const int gm = m0 + warp_m0 + i * 16 + r, gn = n0 + warp_n0 + c;
       if (gm >= p.m || gn >= p.n) continue;
       const float4 v = *reinterpret_cast<const float4*>(strip + r * S::STRIP_PITCH + c);
-      if (p.ep.d_vector_rows && gn + 3 < p.n) {
-        cuda::epilogue_store_quad(p.ep, batch, gm, gn, v);
-      } else {
-        cuda::epilogue_store_run<true>(p.ep, batch, gm, gn, min(4, p.n - gn), v);
-      }
+      cuda::epilogue_store_four(p.ep, batch, gm, gn, p.n, v);
     }
     __syncwarp();  // the strip is rewritten for the next i
   }
