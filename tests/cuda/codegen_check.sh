@@ -14,23 +14,27 @@ expect() {  # <file> <fixed string> <what>
   n=$(grep -cF -- "$2" "$1" || true)
   if [ "$n" -gt 0 ]; then echo "ok    $3: $n lines with '$2'"; else echo "FAIL  $3: no '$2' in $(basename "$1")"; failures=$((failures + 1)); fi
 }
+verdict() {  # <test, evaluated> <what holds when it passes> <what was found when it fails>
+  if eval "$1"; then echo "ok    $2"; else echo "FAIL  $3"; failures=$((failures + 1)); fi
+}
+# ptxas -v on a PTX file into $work/<name>.cubin, its report in $work/<name>.ptxas.log.
+ptxas_v() {  # <arch> <ptx> <name>
+  "$(dirname "$nvcc")/ptxas" -arch="$1" -v "$2" -o "$work/$3.cubin" 2> "$work/$3.ptxas.log" ||
+    { echo "FAIL  ptxas $3:"; cat "$work/$3.ptxas.log"; failures=$((failures + 1)); }
+}
 
-# ptxas for sm_80 and sm_90 on <ptx>: at least <count> kernels whose mangled names start with
-# <prefix>, none spilling to local memory.
-no_spills() {  # <ptx> <name> <prefix> <count>
-  local arch log kernels spilling
-  for arch in sm_80 sm_90; do
+# ptxas for sm_80 and sm_90 (or the given architectures) on <ptx>: at least <count> kernels
+# whose mangled names start with <prefix>, none spilling to local memory.
+no_spills() {  # <ptx> <name> <prefix> <count> [architectures]
+  local arch log kernels spilling want=$4
+  for arch in ${5:-sm_80 sm_90}; do
     log="$work/$2_$arch.ptxas.log"
-    "$(dirname "$nvcc")/ptxas" -arch=$arch -v "$1" -o "$work/$2_$arch.cubin" 2> "$log" ||
-      { echo "FAIL  ptxas $2 $arch:"; cat "$log"; failures=$((failures + 1)); }
+    ptxas_v $arch "$1" "$2_$arch"
     kernels=$(grep -c "Compiling entry function '$3" "$log" || true)
     spilling=$(grep -A2 "Compiling entry function '$3" "$log" | grep "spill stores" |
                grep -vc " 0 bytes spill stores, 0 bytes spill loads" || true)
-    if [ "$kernels" -ge "$4" ] && [ "$spilling" -eq 0 ]; then
-      echo "ok    $2 $arch: $kernels kernels, none spills"
-    else
-      echo "FAIL  $2 $arch: $kernels kernels (expected $4), $spilling spill"; failures=$((failures + 1))
-    fi
+    verdict '[ "$kernels" -ge "$want" ] && [ "$spilling" -eq 0 ]' "$2 $arch: $kernels kernels, none spills" \
+      "$2 $arch: $kernels kernels (expected $4), $spilling spill"
   done
 }
 
@@ -43,16 +47,13 @@ for t in f16 bf16; do
   expect "$ptx" "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" "sm_80 $t ldmatrix.trans (MN-major operands)"
   expect "$ptx" "cp.async.cg.shared.global" "sm_80 $t cp.async copies"
   expect "$ptx" "cp.async.wait_group" "sm_80 $t multistage waits"
-  "$(dirname "$nvcc")/ptxas" -arch=sm_80 -v "$ptx" -o "$work/sm80_$t.cubin" 2> "$work/sm80_$t.ptxas.log" ||
-    { echo "FAIL  ptxas sm_80 $t:"; cat "$work/sm80_$t.ptxas.log"; failures=$((failures + 1)); }
+  ptxas_v sm_80 "$ptx" "sm80_$t"
   kernels=$(grep -c "Compiling entry function" "$work/sm80_$t.ptxas.log" || true)
   spilling=$(grep "spill stores" "$work/sm80_$t.ptxas.log" | grep -vc " 0 bytes spill stores, 0 bytes spill loads" || true)
   most=$(grep -oE "Used [0-9]+ registers" "$work/sm80_$t.ptxas.log" | awk '{print $2}' | sort -n | tail -1)
-  if [ "$kernels" -ge 14 ] && [ "$spilling" -eq 0 ]; then
-    echo "ok    sm_80 $t: $kernels mma.sync kernels, none spills, at most $most registers per thread"
-  else
-    echo "FAIL  sm_80 $t: $kernels kernels (expected 14), $spilling spill to local memory"; failures=$((failures + 1))
-  fi
+  verdict '[ "$kernels" -ge 14 ] && [ "$spilling" -eq 0 ]' \
+    "sm_80 $t: $kernels mma.sync kernels, none spills, at most $most registers per thread" \
+    "sm_80 $t: $kernels kernels (expected 14), $spilling spill to local memory"
 done
 
 # sm_90a: wgmma (16-bit and fp8), TMA tensor copies with cluster multicast, mbarriers and
@@ -77,24 +78,17 @@ expect "$work/sm90a_fp8.ptx" "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4
 # The 128-accumulator consumers (128x256 and 256x128 tiles) once spilled up to 212 bytes, and the
 # epilogue then read its arguments from local memory: every sm_90a kernel must stay within 16
 # bytes of spill stores and loads.
-"$(dirname "$nvcc")/ptxas" -arch=sm_90a -v "$work/sm90a_f16.ptx" -o "$work/sm90a_f16.cubin" 2> "$work/sm90a_f16.ptxas.log" ||
-  { echo "FAIL  ptxas sm_90a f16:"; cat "$work/sm90a_f16.ptxas.log"; failures=$((failures + 1)); }
+ptxas_v sm_90a "$work/sm90a_f16.ptx" sm90a_f16
 worst=$(grep -oE "[0-9]+ bytes spill (stores|loads)" "$work/sm90a_f16.ptxas.log" | awk '{print $1}' | sort -n | tail -1)
 kernels=$(grep -c "Compiling entry function '_ZN8omnigemm6detail4sm9014gemm_tma_wgmma" "$work/sm90a_f16.ptxas.log" || true)
-if [ "$kernels" -ge 20 ] && [ "${worst:-0}" -le 16 ]; then
-  echo "ok    sm_90a f16: $kernels wgmma kernels, at most ${worst:-0} bytes of spills"
-else
-  echo "FAIL  sm_90a f16: $kernels kernels (expected at least 20), up to ${worst:-?} bytes of spills"; failures=$((failures + 1))
-fi
+verdict '[ "$kernels" -ge 20 ] && [ "${worst:-0}" -le 16 ]' "sm_90a f16: $kernels wgmma kernels, at most ${worst:-0} bytes of spills" \
+  "sm_90a f16: $kernels kernels (expected at least 20), up to ${worst:-?} bytes of spills"
 # ptxas serializes every wgmma of a kernel (a wait after each) when some path defines their
 # accumulators by other instructions mid-pipeline: a path that loaded a partial sum into them,
 # never taken by the benchmark, once cost 10% at 4096^3 (C7515 is ptxas's only sign of it).
 serialized=$(grep -c "C7515" "$work/sm90a_f16.ptxas.log" || true)
-if [ "$serialized" -eq 0 ]; then
-  echo "ok    sm_90a f16: no kernel with serialized wgmmas (ptxas C7515)"
-else
-  echo "FAIL  sm_90a f16: $serialized kernels with serialized wgmmas (ptxas C7515)"; failures=$((failures + 1))
-fi
+verdict '[ "$serialized" -eq 0 ]' "sm_90a f16: no kernel with serialized wgmmas (ptxas C7515)" \
+  "sm_90a f16: $serialized kernels with serialized wgmmas (ptxas C7515)"
 expect "$work/sm90a_fp8.ptx" ".f32.e4m3.e4m3" "sm_90a e4m3 x e4m3 -> f32 wgmma"
 expect "$work/sm90a_fp8.ptx" ".f32.e5m2.e5m2" "sm_90a e5m2 x e5m2 -> f32 wgmma"
 
@@ -112,17 +106,13 @@ expect "$ptx" ".multicast::cluster" "sm_90a block-scaled B multicast (mcast form
 expect "$ptx" "wgmma.wait_group.sync.aligned 1" "sm_90a block-scaled pipe form (a K block in flight during promotion)"
 expect "$ptx" "setmaxnreg" "sm_90a block-scaled register reallocation"
 expect "$ptx" "fma.rn.f32" "sm_90a block-scaled promotion (FFMA into the main accumulators)"
-"$(dirname "$nvcc")/ptxas" -arch=sm_90a -v "$ptx" -o "$work/sm90a_blockscaled.cubin" 2> "$work/sm90a_blockscaled.ptxas.log" ||
-  { echo "FAIL  ptxas sm_90a block-scaled:"; cat "$work/sm90a_blockscaled.ptxas.log"; failures=$((failures + 1)); }
+ptxas_v sm_90a "$ptx" sm90a_blockscaled
 kernels=$(grep -c "Compiling entry function '_ZN8omnigemm6detail4sm9013gemm_block128" "$work/sm90a_blockscaled.ptxas.log" || true)
 worst=$(grep -oE "[0-9]+ bytes spill (stores|loads)" "$work/sm90a_blockscaled.ptxas.log" | awk '{print $1}' | sort -n | tail -1)
 serialized=$(grep -c "C7515" "$work/sm90a_blockscaled.ptxas.log" || true)
-if [ "$kernels" -ge 24 ] && [ "${worst:-0}" -le 16 ] && [ "$serialized" -eq 0 ]; then
-  echo "ok    sm_90a block-scaled: $kernels kernels, at most ${worst:-0} bytes of spills, none with serialized wgmmas"
-else
-  echo "FAIL  sm_90a block-scaled: $kernels kernels (expected 24), up to ${worst:-?} bytes of spills, $serialized with serialized wgmmas (C7515)"
-  failures=$((failures + 1))
-fi
+verdict '[ "$kernels" -ge 24 ] && [ "${worst:-0}" -le 16 ] && [ "$serialized" -eq 0 ]' \
+  "sm_90a block-scaled: $kernels kernels, at most ${worst:-0} bytes of spills, none with serialized wgmmas" \
+  "sm_90a block-scaled: $kernels kernels (expected 24), up to ${worst:-?} bytes of spills, $serialized with serialized wgmmas (C7515)"
 
 # sm_90a tf32 (f32 inputs with compute_mode TF32): wgmma .tf32 on K-major f32 tiles.
 ptx="$work/sm90a_tf32.ptx"
@@ -131,19 +121,14 @@ expect "$ptx" "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32" "sm_90a tf3
 # The f32 tiles reach wgmma as loaded (TMA into shared memory, read by descriptor): no conversion
 # to TF32 anywhere, so f32 copies of f16 and bf16 (sm90_repack's mixed inputs, whose low 13
 # mantissa bits are zero) are multiplied exactly.
-if grep -qE "cvt[.a-z0-9]*\.tf32" "$ptx"; then
-  echo "FAIL  sm_90a tf32: the kernel converts to TF32 ($(grep -cE "cvt[.a-z0-9]*\.tf32" "$ptx") cvt lines)"; failures=$((failures + 1))
-else
-  echo "ok    sm_90a tf32: no cvt to TF32 (operands multiplied as loaded)"
-fi
-"$(dirname "$nvcc")/ptxas" -arch=sm_90a -v "$ptx" -o "$work/sm90a_tf32.cubin" 2> "$work/sm90a_tf32.ptxas.log" ||
-  { echo "FAIL  ptxas sm_90a tf32:"; cat "$work/sm90a_tf32.ptxas.log"; failures=$((failures + 1)); }
+cvts=$(grep -cE "cvt[.a-z0-9]*\.tf32" "$ptx" || true)
+verdict '[ "$cvts" -eq 0 ]' "sm_90a tf32: no cvt to TF32 (operands multiplied as loaded)" \
+  "sm_90a tf32: the kernel converts to TF32 ($cvts cvt lines)"
+ptxas_v sm_90a "$ptx" sm90a_tf32
 worst=$(grep -oE "[0-9]+ bytes spill (stores|loads)" "$work/sm90a_tf32.ptxas.log" | awk '{print $1}' | sort -n | tail -1)
-if [ "${worst:-0}" -le 16 ] && ! grep -q C7515 "$work/sm90a_tf32.ptxas.log"; then
-  echo "ok    sm_90a tf32: at most ${worst:-0} bytes of spills, no serialized wgmmas"
-else
-  echo "FAIL  sm_90a tf32: up to ${worst:-?} bytes of spills or serialized wgmmas"; failures=$((failures + 1))
-fi
+verdict '[ "${worst:-0}" -le 16 ] && ! grep -q C7515 "$work/sm90a_tf32.ptxas.log"' \
+  "sm_90a tf32: at most ${worst:-0} bytes of spills, no serialized wgmmas" \
+  "sm_90a tf32: up to ${worst:-?} bytes of spills or serialized wgmmas"
 
 # The f32 family (full f32 FMA on CUDA cores): vector loads and stores, float4 shared reads, and
 # no spills at 128 registers per thread (two 256-thread blocks per SM) for sm_80 and sm_90.
@@ -159,17 +144,26 @@ no_spills "$ptx" sgemm "_ZN8omnigemm6detail5sgemm" 16
 largest=$(readelf -SW "$work/sgemm_sm_90.cubin" 2>/dev/null |
           sed -nE 's/.* \.text\.[^ ]+ShapeILi([0-9]+)ELi([0-9]+)E[^ ]+ +PROGBITS +[0-9a-f]+ +[0-9a-f]+ +([0-9a-f]+) .*/\1 \2 \3/p' |
           while read -r wm wn h; do if [ $((wm * wn)) -lt 8 ]; then echo $((16#$h)); fi; done | sort -n | tail -1)
-if [ -n "$largest" ] && [ "$largest" -le 262144 ]; then
-  echo "ok    sgemm sm_90: the largest kernel below 256 threads has $largest bytes of code (at most 256 KB)"
-else
-  echo "FAIL  sgemm sm_90: a kernel below 256 threads has ${largest:-?} bytes of code (at most 256 KB)"; failures=$((failures + 1))
-fi
+verdict '[ -n "$largest" ] && [ "$largest" -le 262144 ]' \
+  "sgemm sm_90: the largest kernel below 256 threads has $largest bytes of code (at most 256 KB)" \
+  "sgemm sm_90: a kernel below 256 threads has ${largest:-?} bytes of code (at most 256 KB)"
 
 # The split-K reduction (split_reduce.cu) reads each slice's partial quads once, with streaming
 # 16-byte loads.
 ptx="$work/split_reduce.ptx"
 "$nvcc" "${flags[@]}" -I"$src/backends/cuda" -arch=compute_80 -ptx "$src/backends/cuda/split_reduce.cu" -o "$ptx"
 expect "$ptx" "ld.global.cs.v4.f32" "split-K reduction streaming 16-byte loads"
+
+# The f32-FMA skinny family: four-element K loads of an aligned large operand (8 or 16 bytes),
+# float4 reads of S from shared memory, and no spills at two 256-thread blocks per SM (53
+# kernels: both loaders x rows x load types, and the vector K loaders) for sm_90. (sm_80's
+# ptxas spills 12-28 bytes in six of the 8- and 16-row dot kernels: 32-64 accumulators a lane.)
+ptx="$work/skinny.ptx"
+"$nvcc" "${flags[@]}" -I"$src/backends/cuda" -arch=compute_80 -ptx "$src/backends/cuda/skinny/family.cu" -o "$ptx"
+expect "$ptx" "ld.global.nc.v4.f32" "skinny four-element f32 K loads"
+expect "$ptx" "ld.global.nc.v2.u32" "skinny four-element 16-bit K loads"
+expect "$ptx" "ld.shared.v4.f32" "skinny float4 reads of S"
+no_spills "$ptx" skinny "_ZN8omnigemm6detail4cuda14skinny_lanes" 53 sm_90
 
 # The tensor-core skinny family: mma.sync for both 16-bit types, 16-byte cp.async copies of the
 # aligned chunks (operands of any alignment read in place) and no spills at its register budget

@@ -135,3 +135,53 @@ TEST_CASE("cuda: unaligned skinny problems choose a family that reads them in pl
     CHECK_MESSAGE((ex->family() == "cuda.skinny" || ex->family() == "cuda.skinny_mma"), ex->report());
   }
 }
+
+TEST_CASE("cuda: skinny dot forms load four K at a time from an aligned large operand") {
+  auto ctx = sm90_context("skinny four-element K loads");
+  if (!ctx) return;
+  int ran = 0;
+  for (const detail::Config& cfg : family_configs(*ctx, "skinny")) {
+    const std::string form(cfg.form.view());
+    if (!form.ends_with("dot")) continue;
+    const bool t = form[0] == 't';
+    const int rows = t ? cfg.block_n : cfg.block_m;
+    for (int variant = 0; variant < 2; ++variant) {
+      // Ragged columns, K with a tail of 3 or 2 past a group of four, batches; aligned leading
+      // dimensions and batch gaps. L f32, or 16-bit beside an f32 S (16-bit on both sides
+      // belongs to sm90_wgmma; sixteen rows of 16-bit L keep the scalar loader).
+      Case c = skinny_case(cfg, variant ? rows : rows / 2 + 1, variant);
+      c.tma_aligned = true;
+      const Dtype large = variant == 1 && rows < 16 ? (cfg.split_k % 2 ? Dtype::f16 : Dtype::bf16) : Dtype::f32;
+      (t ? c.a : c.b) = large;
+      (t ? c.b : c.a) = Dtype::f32;
+      run_case(*ctx, c);
+      ++ran;
+    }
+  }
+  CHECK(ran >= 2 * 5 * 2);
+
+  // The explain note says which loader runs: four elements per load on an aligned B, element by
+  // element once B's base is 4 bytes off.
+  const int64_t m = 3, n = 500, k = 1001;
+  HostMatrix A(m, k, Dtype::f32), B(n, k, Dtype::f32, Layout::row_major, 3), D(m, n, Dtype::f32);
+  B.transposed = true;  // K x N, contiguous along K, ld 1004
+  A.randomize();
+  B.randomize();
+  const Reference ref = reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1);
+  for (uint64_t offset : {0, 4}) {
+    CAPTURE(offset);
+    DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B, offset), dd(ctx->c_handle(), D);
+    Gemm g;
+    g.a = A.view(da.memory());
+    g.b = B.view(db.memory());
+    g.d = D.view(dd.memory());
+    g.config = "skinny:4x32x256-g1-s1-w8-k4-dot";
+    auto ex = ctx->explain(g);
+    REQUIRE_MESSAGE(ex.ok(), ex.status().message);
+    CHECK_MESSAGE((ex->report().find("four elements per load") != std::string::npos) == (offset == 0), ex->report());
+    const HostMatrix before = run_poisoned(*ctx, g, D, dd);
+    const ErrorReport r = compare(D, ref, &before);
+    CHECK(r.non_finite == 0);
+    CHECK(r.rel_error <= tolerance(Dtype::f32, k, Dtype::f32, Dtype::f32));
+  }
+}

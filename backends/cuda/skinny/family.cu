@@ -1,6 +1,7 @@
 // cuda.skinny: the memory-bound kernels of skinny_kernel.cuh as a kernel family.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 
 #include "../families.hpp"
 #include "cost_model.hpp"
@@ -42,27 +43,56 @@ constexpr Config row_config(const SkinnyRow& r, int split) {
 constexpr auto kConfigs = table_configs(kRows, kSplits, row_config);
 
 using Kernel = void (*)(cuda::SkinnyArgs);
+// vec: the lanes_k loader's four-element loads where they exist: typed loads, and not for
+// sixteen rows of 16-bit elements (ptxas spilled those at the two-blocks-per-SM budget).
+constexpr bool has_vector_k_loads(int rows, int lt) {
+  return lt == cuda::skinny::kF32 || (lt != cuda::skinny::kAny && rows < 16);
+}
 template <int ROWS, int LT>
-constexpr Kernel kernel_of(bool lanes_k) {
-  return lanes_k ? cuda::skinny_lanes_k<ROWS, LT> : cuda::skinny_lanes_n<ROWS, LT>;
+constexpr Kernel kernel_of(bool lanes_k, bool vec) {
+  if (!lanes_k) return cuda::skinny_lanes_n<ROWS, LT>;
+  if constexpr (has_vector_k_loads(ROWS, LT))
+    if (vec) return cuda::skinny_lanes_k<ROWS, LT, true>;
+  return cuda::skinny_lanes_k<ROWS, LT, false>;
 }
 template <int ROWS>
-Kernel kernel_for_lt(int lt, bool lanes_k) {
+Kernel kernel_for_lt(int lt, bool lanes_k, bool vec) {
   switch (lt) {
-    case cuda::skinny::kF16: return kernel_of<ROWS, cuda::skinny::kF16>(lanes_k);
-    case cuda::skinny::kBf16: return kernel_of<ROWS, cuda::skinny::kBf16>(lanes_k);
-    case cuda::skinny::kF32: return kernel_of<ROWS, cuda::skinny::kF32>(lanes_k);
-    default: return kernel_of<ROWS, cuda::skinny::kAny>(lanes_k);
+    case cuda::skinny::kF16: return kernel_of<ROWS, cuda::skinny::kF16>(lanes_k, vec);
+    case cuda::skinny::kBf16: return kernel_of<ROWS, cuda::skinny::kBf16>(lanes_k, vec);
+    case cuda::skinny::kF32: return kernel_of<ROWS, cuda::skinny::kF32>(lanes_k, vec);
+    default: return kernel_of<ROWS, cuda::skinny::kAny>(lanes_k, vec);
   }
 }
-Kernel kernel_for(int rows, int lt, bool lanes_k) {
+Kernel kernel_for(int rows, int lt, bool lanes_k, bool vec) {
   switch (rows) {
-    case 1: return kernel_for_lt<1>(lt, lanes_k);
-    case 2: return kernel_for_lt<2>(lt, lanes_k);
-    case 4: return kernel_for_lt<4>(lt, lanes_k);
-    case 8: return kernel_for_lt<8>(lt, lanes_k);
-    default: return kernel_for_lt<16>(lt, lanes_k);
+    case 1: return kernel_for_lt<1>(lt, lanes_k, vec);
+    case 2: return kernel_for_lt<2>(lt, lanes_k, vec);
+    case 4: return kernel_for_lt<4>(lt, lanes_k, vec);
+    case 8: return kernel_for_lt<8>(lt, lanes_k, vec);
+    default: return kernel_for_lt<16>(lt, lanes_k, vec);
   }
+}
+
+// The lanes_k loader's four-element loads: L (the large operand as oriented) f16, bf16 or f32,
+// contiguous along K, its base, column stride and batch stride on whole groups of four
+// elements (8 or 16 bytes, aligned).
+bool vector_k_loads(const Problem& p, bool transposed) {
+  const Operand& l = skinny_large(p, transposed);
+  if (l.dtype != OG_DTYPE_F16 && l.dtype != OG_DTYPE_BF16 && l.dtype != OG_DTYPE_F32) return false;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(l.mem.ptr) + uintptr_t(l.mem.offset);
+  const int64_t unit = transposed ? l.stride_col : l.stride_row, cols = transposed ? l.stride_row : l.stride_col;
+  return unit == 1 && cols % 4 == 0 && base % (4 * dtype_bytes(l.dtype)) == 0 && (p.batch == 1 || l.batch_stride % 4 == 0);
+}
+
+int load_type(og_dtype large) {
+  return large == OG_DTYPE_F16 ? cuda::skinny::kF16 : large == OG_DTYPE_BF16 ? cuda::skinny::kBf16
+       : large == OG_DTYPE_F32 ? cuda::skinny::kF32 : cuda::skinny::kAny;
+}
+
+// Whether a lanes_k row of `rows` runs the four-element loader on p.
+bool runs_vector_k(const Problem& p, bool transposed, int rows) {
+  return has_vector_k_loads(rows, load_type(skinny_large(p, transposed).dtype)) && vector_k_loads(p, transposed);
 }
 
 class SkinnyFamily final : public SkinnyFamilyBase {
@@ -76,7 +106,8 @@ class SkinnyFamily final : public SkinnyFamilyBase {
   // cluster's split-K reduction costs about one K chunk.
   // The dot loaders with 8 or 16 rows keep 32-64 accumulators per lane and load the rows of S
   // per K step: on the H100 they ran far below the axpy loaders' rate (the random sweep, seed
-  // 101), so their FMAs are priced at a third of it.
+  // 101), so their FMAs are priced at a third of it; with four-element loads (S read as float4,
+  // four K per load of L) they ran 1.5x (8 rows) and 1.2x (16 rows) that rate (H200, f32).
   // Streaming 16-bit operands (where skinny_mma competes; bench/results/h200 runs r1 and r2,
   // same problems): the dot loaders (L contiguous along K) reached about half skinny_mma's rate
   // and the axpy loaders about its rate, so their shares are set below and near its 0.4; the
@@ -86,10 +117,12 @@ class SkinnyFamily final : public SkinnyFamilyBase {
     const DeviceLimits& lim = dev_.info.limits;
     const bool t = transposed_form(c.form.text);
     const int rows = t ? c.block_n : c.block_m;
-    const double share = lanes_k_form(c.form.text) && rows >= 8 ? 0.17 : 0.5;
+    const bool lanes_k = lanes_k_form(c.form.text);
+    const double vec_share = rows >= 16 ? 0.2 : 0.25;
+    const double share = !lanes_k || rows < 8 ? 0.5 : runs_vector_k(p, t, rows) ? vec_share : 0.17;
     h.efficiency = lim.peak_tflops_f32 > 0 ? share * lim.peak_tflops_f32 / peak_tflops(lim, p) : 0.1 * share;
     const bool sixteen_bit = dtype_bytes(p.a.dtype) == 2 && dtype_bytes(p.b.dtype) == 2 && p.a.dtype == p.b.dtype;
-    h.memory_efficiency = !sixteen_bit ? 0.6 : lanes_k_form(c.form.text) ? 0.2 : 0.35;
+    h.memory_efficiency = !sixteen_bit ? 0.6 : lanes_k ? 0.2 : 0.35;
     h.memory_items_per_unit = 2;
     h.split_fixed_steps = 1;
     return h;
@@ -116,13 +149,13 @@ class SkinnyFamily final : public SkinnyFamilyBase {
     if (!lanes_k && unit_k && !unit_cols) return fail("the large operand is contiguous along K: the dot forms load it");
     const int cols_per_block = lanes_k ? cuda::skinny::kColsK : cuda::skinny::kColsN;
     if (Status s = plan_skinny(dev_, p, t, row->rows, cols_per_block, c.block_k, c.split_k, fill, out); !s || !fill) return s;
-    const og_dtype ld = out.args.l.dtype;
-    const int lt = ld == OG_DTYPE_F16 ? cuda::skinny::kF16 : ld == OG_DTYPE_BF16 ? cuda::skinny::kBf16
-                 : ld == OG_DTYPE_F32 ? cuda::skinny::kF32 : cuda::skinny::kAny;
-    out.kernel = kernel_for(row->rows, lt, lanes_k);
+    const bool vec = lanes_k && runs_vector_k(p, t, row->rows);
+    out.kernel = kernel_for(row->rows, load_type(out.args.l.dtype), lanes_k, vec);
     out.shared_bytes = lanes_k ? (long long)sizeof(float) * row->rows * (cuda::skinny::kChunkK + cuda::skinny::kColsK)
                                : (long long)sizeof(float) * row->rows * cuda::skinny::kChunkN * (1 + cuda::skinny::kWarps);
-    out.note = lanes_k ? "f32 FMA, lanes along K" : "f32 FMA, lanes along the output's long side";
+    out.note = !lanes_k ? "f32 FMA, lanes along the output's long side"
+               : vec    ? "f32 FMA, lanes along K, four elements per load"
+                        : "f32 FMA, lanes along K";
     return {};
   }
 

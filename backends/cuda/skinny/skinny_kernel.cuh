@@ -4,7 +4,8 @@
 // with D' = D^T). Two loaders of L, by its unit stride:
 //   skinny_lanes_n: lanes along cols (L contiguous along cols, or any strides), warps split K;
 //   skinny_lanes_k: lanes along K (L contiguous along K), each warp four columns, reduced by
-//                   shuffles.
+//                   shuffles; VEC: each lane loads four consecutive K of a column at once (8 or
+//                   16 bytes: the host checks L's base, column and batch strides are aligned).
 // S goes through shared memory in f32. Split-K slices of one column block are summed in slice
 // order, the same bits on every run: up to eight form a thread-block cluster and meet in
 // distributed shared memory (sm_90, no workspace); more (deep splits, for long K and few
@@ -12,6 +13,8 @@
 // counter, adds them all in slice order.
 #pragma once
 #include <cooperative_groups.h>
+
+#include <type_traits>
 
 #include "../epilogue.cuh"
 
@@ -45,6 +48,45 @@ __device__ __forceinline__ float skinny_load(const void* base, long long i, og_d
   else if constexpr (LT == skinny::kBf16) return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
   else if constexpr (LT == skinny::kF32) return static_cast<const float*>(base)[i];
   else return load(t, base, i);
+}
+
+// Four consecutive elements of L as loaded: a float4 (f32) or four 16-bit values in a uint2,
+// converted where used (16-bit loads in flight take half the registers).
+template <int LT>
+using Raw4 = std::conditional_t<LT == skinny::kF32, float4, uint2>;
+
+// L's elements i..i+3 (i a multiple of 4, the address aligned), those from `left` on zero: one
+// 8- or 16-byte load where all four are in range.
+template <int LT>
+__device__ __forceinline__ Raw4<LT> skinny_load4(const void* base, long long i, int left) {
+  static_assert(LT != skinny::kAny, "typed loads only");
+  if constexpr (LT == skinny::kF32) {
+    const float* f = static_cast<const float*>(base) + i;
+    if (left >= 4) return __ldg(reinterpret_cast<const float4*>(f));
+    return make_float4(left > 0 ? f[0] : 0.0f, left > 1 ? f[1] : 0.0f, left > 2 ? f[2] : 0.0f, 0.0f);
+  } else {
+    const unsigned short* h = static_cast<const unsigned short*>(base) + i;
+    if (left >= 4) return __ldg(reinterpret_cast<const uint2*>(h));
+    // Zero bits are +0 in both 16-bit formats.
+    return make_uint2((left > 0 ? h[0] : 0u) | (left > 1 ? unsigned(h[1]) << 16 : 0u), left > 2 ? h[2] : 0u);
+  }
+}
+
+template <int LT>
+__device__ __forceinline__ float4 skinny_float4(const Raw4<LT>& raw) {
+  if constexpr (LT == skinny::kF32) {
+    return raw;
+  } else {
+    float2 lo, hi;
+    if constexpr (LT == skinny::kF16) {
+      lo = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
+      hi = __half22float2(*reinterpret_cast<const __half2*>(&raw.y));
+    } else {
+      lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x));
+      hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y));
+    }
+    return make_float4(lo.x, lo.y, hi.x, hi.y);
+  }
 }
 
 // A thread's share of one K chunk of ROWS rows of S from row `row0` on (ROWS x CHUNK; element e
@@ -165,7 +207,7 @@ __device__ __forceinline__ void skinny_finish(const SkinnyArgs& p, float (*part)
 template <int ROWS, int LT>
 __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs p) {
   using namespace skinny;
-  __shared__ float s_sm[kChunkN][ROWS];
+  __shared__ __align__(16) float s_sm[kChunkN][ROWS];  // aligned: a K row's S values read as float4
   __shared__ float red[kWarps][ROWS][kColsN];
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
   const int slice = int(blockIdx.x) % p.split, c0 = (int(blockIdx.x) / p.split) * kColsN;
@@ -180,24 +222,42 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) acc[r][0] = acc[r][1] = 0.0f;
 
-  for (int k0 = kb; k0 < ke; k0 += kChunkN) {
-    // All sixteen loads of L issue first: their latency overlaps the staging of S below, and
-    // they are all in flight before the FMAs that use them.
-    float v[kChunkN / kWarps][2];
+  // The sixteen loads of L and the thread's share of S for one K chunk, zeros past the slice
+  // (no memory access there), all issued before the first is used. At 16 rows (two blocks per
+  // SM either way) the next chunk's are issued before this chunk's FMAs, so their latency
+  // overlaps the FMAs; fewer rows keep the registers that let three or more blocks share an SM.
+  constexpr int kPerWarp = kChunkN / kWarps;
+  constexpr bool kPrefetch = ROWS >= 16;
+  auto load_l = [&](int k0, float (&v)[kPerWarp][2]) {
 #pragma unroll
-    for (int i = 0; i < kChunkN / kWarps; ++i) {
+    for (int i = 0; i < kPerWarp; ++i) {
       const int gk = k0 + warp + kWarps * i;
       const long long row = lbase + (long long)gk * p.l.sr;
       v[i][0] = (gk < ke && in0) ? skinny_load<LT>(lb, row + col0 * p.l.sc, p.l.dtype) : 0.0f;
       v[i][1] = (gk < ke && in1) ? skinny_load<LT>(lb, row + col1 * p.l.sc, p.l.dtype) : 0.0f;
     }
-    SChunk<ROWS, kChunkN, LT, true> sc;
-    sc.load(p, sbase, k0, ke);
-    __syncthreads();
+  };
+  float v[kPerWarp][2];
+  SChunk<ROWS, kChunkN, LT, true> sc;
+  if constexpr (kPrefetch) {
+    load_l(kb, v);
+    sc.load(p, sbase, kb, ke);
+  }
+  for (int k0 = kb; k0 < ke; k0 += kChunkN) {
+    if constexpr (!kPrefetch) {
+      load_l(k0, v);
+      sc.load(p, sbase, k0, ke);
+    }
+    __syncthreads();  // the previous chunk's FMAs have read s_sm
     sc.store(&s_sm[0][0]);
     __syncthreads();
+    float next[kPerWarp][2];
+    if constexpr (kPrefetch) {
+      load_l(k0 + kChunkN, next);
+      sc.load(p, sbase, k0 + kChunkN, ke);
+    }
 #pragma unroll
-    for (int i = 0; i < kChunkN / kWarps; ++i) {
+    for (int i = 0; i < kPerWarp; ++i) {
       const int kk = warp + kWarps * i;
 #pragma unroll
       for (int r = 0; r < ROWS; ++r) {
@@ -205,6 +265,10 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs
         acc[r][0] = fmaf(s, v[i][0], acc[r][0]);
         acc[r][1] = fmaf(s, v[i][1], acc[r][1]);
       }
+    }
+    if constexpr (kPrefetch) {
+#pragma unroll
+      for (int i = 0; i < kPerWarp; ++i) v[i][0] = next[i][0], v[i][1] = next[i][1];
     }
   }
 
@@ -225,10 +289,10 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs
   skinny_finish<ROWS, kColsN>(p, red[0], c0, batch, slice);
 }
 
-template <int ROWS, int LT>
+template <int ROWS, int LT, bool VEC>
 __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_k(SkinnyArgs p) {
   using namespace skinny;
-  __shared__ float s_sm[ROWS][kChunkK];
+  __shared__ __align__(16) float s_sm[ROWS][kChunkK];
   __shared__ float part[ROWS][kColsK];
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
   const int slice = int(blockIdx.x) % p.split, c0 = (int(blockIdx.x) / p.split) * kColsK;
@@ -264,6 +328,39 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_k(SkinnyArgs
       sc.store(&s_sm[0][0], h);
     }
     __syncthreads();
+    if constexpr (VEC) {
+      // Lane l takes K 4l..4l+3 of each 128-K step (L's unit stride is along K, sr == 1); below
+      // 16 rows both steps of the chunk are in flight at once (registers allowing).
+      constexpr int kSteps = kChunkK / 128, kAtOnce = ROWS >= 16 ? 1 : kSteps;
+#pragma unroll
+      for (int h = 0; h < kSteps; h += kAtOnce) {
+        Raw4<LT> raw[kAtOnce][kCols];
+#pragma unroll
+        for (int i = 0; i < kAtOnce; ++i) {
+          const int gk = k0 + 128 * (h + i) + 4 * lane;
+#pragma unroll
+          for (int c = 0; c < kCols; ++c) raw[i][c] = skinny_load4<LT>(lb, col_off[c] + gk, col_in[c] ? ke - gk : 0);
+        }
+#pragma unroll
+        for (int i = 0; i < kAtOnce; ++i) {
+          float4 v[kCols];
+#pragma unroll
+          for (int c = 0; c < kCols; ++c) v[c] = skinny_float4<LT>(raw[i][c]);
+#pragma unroll
+          for (int r = 0; r < ROWS; ++r) {
+            const float4 s = *reinterpret_cast<const float4*>(&s_sm[r][128 * (h + i) + 4 * lane]);
+#pragma unroll
+            for (int c = 0; c < kCols; ++c) {
+              acc[r][c] = fmaf(s.x, v[c].x, acc[r][c]);
+              acc[r][c] = fmaf(s.y, v[c].y, acc[r][c]);
+              acc[r][c] = fmaf(s.z, v[c].z, acc[r][c]);
+              acc[r][c] = fmaf(s.w, v[c].w, acc[r][c]);
+            }
+          }
+        }
+      }
+      continue;
+    }
     constexpr int kGroup = ROWS >= 16 ? 2 : 4;  // K steps loaded before use (registers allowing)
 #pragma unroll
     for (int h = 0; h < kChunkK / 32; h += kGroup) {
