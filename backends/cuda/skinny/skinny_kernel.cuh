@@ -316,7 +316,25 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_k(SkinnyArgs
 #pragma unroll
     for (int c = 0; c < kCols; ++c) acc[r][c] = 0.0f;
 
+  // VEC: lane l takes K 4l..4l+3 of each 128-K step (L's unit stride is along K, sr == 1);
+  // below 16 rows both steps of a chunk are loaded at once, and before S is staged (they do
+  // not depend on it, so the chunk waits on memory for both together); at 16 rows the
+  // registers allow neither (ptxas spilled).
+  constexpr int kSteps = kChunkK / 128, kAtOnce = ROWS >= 16 ? 1 : kSteps;
+  constexpr bool kEarly = ROWS < 16;
+  auto load_steps = [&](int k0, int h, Raw4<LT> (&raw)[kAtOnce][kCols]) {
+    if constexpr (VEC) {
+#pragma unroll
+      for (int i = 0; i < kAtOnce; ++i) {
+        const int gk = k0 + 128 * (h + i) + 4 * lane;
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) raw[i][c] = skinny_load4<LT>(lb, col_off[c] + gk, col_in[c] ? ke - gk : 0);
+      }
+    }
+  };
   for (int k0 = kb; k0 < ke; k0 += kChunkK) {
+    Raw4<LT> first[kAtOnce][kCols];
+    if constexpr (kEarly) load_steps(k0, 0, first);
     // Rows of S a few at a time where the accumulators are many: more loads in flight made
     // ptxas spill the sixteen-row kernels.
     constexpr int kRowsAtOnce = ROWS < 8 ? ROWS : ROWS == 8 ? 8 : 4;
@@ -329,17 +347,16 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_k(SkinnyArgs
     }
     __syncthreads();
     if constexpr (VEC) {
-      // Lane l takes K 4l..4l+3 of each 128-K step (L's unit stride is along K, sr == 1); below
-      // 16 rows both steps of the chunk are in flight at once (registers allowing).
-      constexpr int kSteps = kChunkK / 128, kAtOnce = ROWS >= 16 ? 1 : kSteps;
 #pragma unroll
       for (int h = 0; h < kSteps; h += kAtOnce) {
         Raw4<LT> raw[kAtOnce][kCols];
+        if (kEarly && h == 0) {
 #pragma unroll
-        for (int i = 0; i < kAtOnce; ++i) {
-          const int gk = k0 + 128 * (h + i) + 4 * lane;
+          for (int i = 0; i < kAtOnce; ++i)
 #pragma unroll
-          for (int c = 0; c < kCols; ++c) raw[i][c] = skinny_load4<LT>(lb, col_off[c] + gk, col_in[c] ? ke - gk : 0);
+            for (int c = 0; c < kCols; ++c) raw[i][c] = first[i][c];
+        } else {
+          load_steps(k0, h, raw);
         }
 #pragma unroll
         for (int i = 0; i < kAtOnce; ++i) {
