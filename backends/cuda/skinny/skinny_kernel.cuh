@@ -26,6 +26,10 @@ constexpr int kColsN = 64;    // lanes_n: columns per block, two per lane
 constexpr int kChunkN = 64;   // lanes_n: K per shared-memory chunk of S, eight per warp
 constexpr int kColsK = 32;    // lanes_k: columns per block, four per warp
 constexpr int kChunkK = 256;  // lanes_k: K per chunk of S, eight per lane
+// 256-thread blocks per SM the lanes_k kernels are compiled for: the four-element loader's 1-
+// and 2-row kernels fit four and three in the registers (64 and 85 per thread) without spilling
+// (4 rows at 85 spilled); the others two.
+constexpr int lanes_k_min_blocks(int rows, bool vec) { return !vec ? 2 : rows == 1 ? 4 : rows == 2 ? 3 : 2; }
 // How the large operand is loaded: as f16, bf16 or f32 (typed loads), or any dtype (load()).
 enum LoadType { kF16 = 0, kBf16 = 1, kF32 = 2, kAny = 3 };
 }  // namespace skinny
@@ -290,7 +294,7 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs
 }
 
 template <int ROWS, int LT, bool VEC>
-__global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_k(SkinnyArgs p) {
+__global__ void __launch_bounds__(skinny::kThreads, skinny::lanes_k_min_blocks(ROWS, VEC)) skinny_lanes_k(SkinnyArgs p) {
   using namespace skinny;
   __shared__ __align__(16) float s_sm[ROWS][kChunkK];
   __shared__ float part[ROWS][kColsK];
