@@ -111,9 +111,9 @@ Status measure(og_context* ctx, const DeviceInfo& dev, const std::function<Statu
   }
   const double est = std::max(last, 1e-4);
   // Samples of at least ~1 ms so that the event/clock resolution and launch gaps do not dominate.
+  // On Vulkan too: a timestamp pair around one dispatch also counts the queue's start-up, which
+  // back-to-back launches in one command buffer share as CUDA's share one stream.
   t.inner = int(std::clamp(std::ceil(1.0 / est), 1.0, 64.0));
-  // Vulkan timestamps measure device time alone, so single launches need no amortising.
-  if (dev.kind == OG_BACKEND_VULKAN) t.inner = 1;
   t.samples = int(std::clamp(o.budget_ms / (est * t.inner), double(o.min_samples), double(o.max_samples)));
   std::vector<double> per_launch, host_us;
   per_launch.reserve(size_t(t.samples));
