@@ -275,13 +275,17 @@ void main() {
   }
 
   if (SPLIT > 1u) {
-    // Partial sums straight from the fragments (the workspace is padded to whole tiles).
+    // Partial sums straight from the fragments (the workspace is padded to whole tiles). A
+    // fragment row wholly past M is not stored: the reduction reads rows below M only (few-row
+    // problems in 64-row tiles would otherwise write mostly padding).
     const uint m_pad = uint(num_pid_m()) * BLOCK_M, n_pad = uint(num_pid_n()) * BLOCK_N;
     const uint at = (batch * SPLIT + slice) * m_pad * n_pad;
-    [[unroll]] for (uint i = 0; i < FRAG_M; ++i)
+    [[unroll]] for (uint i = 0; i < FRAG_M; ++i) {
+      const uint fm = m0 + wm * WARP_M + i * CM_M;
+      if (fm >= p.M) continue;  // uniform in the subgroup
       [[unroll]] for (uint j = 0; j < FRAG_N; ++j)
-        coopMatStore(acc[i][j], ws, at + (m0 + wm * WARP_M + i * CM_M) * n_pad + n0 + wn * WARP_N + j * CM_N, n_pad,
-                     gl_CooperativeMatrixLayoutRowMajor);
+        coopMatStore(acc[i][j], ws, at + fm * n_pad + n0 + wn * WARP_N + j * CM_N, n_pad, gl_CooperativeMatrixLayoutRowMajor);
+    }
     return;
   }
   // Epilogue, one fragment row at a time: each subgroup stores its CM_M x WARP_N strip to shared

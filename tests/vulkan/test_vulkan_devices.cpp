@@ -131,9 +131,12 @@ TEST_CASE("vulkan devices: each recorded device selects valid families, fragment
     const std::string f16_family = check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 4096, 4096, 4096));
     CHECK(f16_family == (coopmat_here ? e.f16_family : "portable"));
     // Decode, ragged, column-major B, fp8, bf16 and f32 inputs: every candidate plans validly.
-    // Decode shapes: the skinny family streams B (or, few columns, A) on every device.
+    // Decode shapes of up to 8 rows: the skinny family streams B (or, few columns, A) on every
+    // device; 16 rows only where no cooperative-matrix family runs.
     const char* decode = "skinny";
-    CHECK(check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 16, 4096, 4096)) == std::string(decode));
+    CHECK(check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 8, 4096, 4096)) == std::string(decode));
+    const std::string rows16 = check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 16, 4096, 4096));
+    CHECK(rows16 == (dev.coopmat.ok ? std::string("coopmat") : std::string(decode)));
     CHECK(check_candidates(be, planning_problem(Dtype::fp8_e4m3, Dtype::fp8_e4m3, 1, 14336, 4096)) == std::string(decode));
     CHECK(check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 4096, 8, 4096)) == std::string(decode));
     check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 300, 257, 72, 3, Layout::col_major));

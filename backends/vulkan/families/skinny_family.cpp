@@ -18,9 +18,10 @@ constexpr Config kSkinnyConfigs[] = {
 };
 
 constexpr int64_t kSkinnyRows = 32;  // the rows of A (or columns of B) up to which the family runs as D^T
-// Offered up to 32 rows where no cooperative-matrix family runs, up to 16 where one does (H100,
-// f16, 32 x 4096 x 4096: this family's 32-row tile took 0.14 ms, coopmat's 64x64 split in 4 0.047).
-constexpr int64_t kSkinnyRowsBesideCoopmat = 16;
+// Offered up to 32 rows where no cooperative-matrix family runs, up to 8 where one does: from
+// 9 rows coopmat's tiles split over K match this family's scalar FMAs where B's N index is
+// contiguous and beat them where its K index is (bench/results/h200, the Vulkan section).
+constexpr int64_t kSkinnyRowsBesideCoopmat = 8;
 
 // The shader's layout for a config (gemm_skinny.comp's VEC, CT, KT, SET_K).
 struct Layout {
@@ -113,7 +114,7 @@ CostHints SkinnyFamily::hints(const Problem& given, const Config& c) const {
   h.efficiency = 0.06;
   if (std::min(given.m, given.n) > (dev().coopmat.ok ? kSkinnyRowsBesideCoopmat : kSkinnyRows)) {
     h.factor = 0;
-    h.note = dev().coopmat.ok ? "not offered above 16 rows of A and 16 columns of B where the cooperative-matrix family runs"
+    h.note = dev().coopmat.ok ? "not offered above 8 rows of A and 8 columns of B where the cooperative-matrix family runs"
                               : "not offered above 32 rows of A and 32 columns of B";
     return h;
   }
