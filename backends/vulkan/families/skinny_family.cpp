@@ -139,7 +139,13 @@ CostHints SkinnyFamily::hints(const Problem& given, const Config& c) const {
   const Layout l = layout_of(c, c.warps * limits().warp_size, k_contig);
   const double run_bytes = k_contig ? 16.0 * std::min(l.along_k, limits().warp_size) : 2.0 * l.vec * std::min(l.columns, limits().warp_size);
   h.memory_efficiency = 0.75 / passes * std::min(1.0, run_bytes / 256.0);
-  h.memory_items_per_unit = 4;  // H100, 16 x 4096 x 4096: 128 workgroups 0.089 ms, 256 0.065
+  // Streaming B takes enough of it in flight per compute unit: the workgroups a unit needs are
+  // that amount over one workgroup's loads in flight (a set of STAGES rows or runs per thread),
+  // so configs with deeper or wider sets need fewer workgroups. 64 KiB per unit: the four
+  // workgroups of 16 KiB that the 16-row config was first calibrated with (H100).
+  const double set_elements = double(c.stages) * l.vec * (k_contig ? 8.0 : 1.0);
+  const double in_flight = double(c.warps) * limits().warp_size * set_elements * dtype_bytes(p.b.dtype);
+  h.memory_items_per_unit = 65536.0 / std::max(in_flight, 1.0);
   h.split_fixed_steps = 0.5;  // the partial sums' traffic is priced below; a slice's own cost is small
   if (c.split_k > 1) h.extra_bytes = 2.0 * double(split_workspace_bytes(p, uint32_t(c.split_k), 1, 4));
   return h;
