@@ -125,7 +125,11 @@ class VulkanBackend final : public Backend {
   std::thread::id capture_thread_;            // ... of this thread only
   std::mutex timing_mutex_;
   std::vector<PipelineSet::Hold> capture_holds_;  // pipelines recorded into the capture, until it is submitted
-  VkDescriptorPool capture_pool_ = VK_NULL_HANDLE;
+  // Descriptor sets of the launches a timing records: reset when a timing starts; one more pool
+  // per 64 launches recorded, kept for the next timings.
+  std::vector<VkDescriptorPool> capture_pools_;
+  size_t capture_pool_at_ = 0;
+  int capture_sets_in_current_ = 0;
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   VkDescriptorPool sync_pool_ = VK_NULL_HANDLE;

@@ -19,7 +19,9 @@ Status VulkanBackend::create_queue_objects() {
   VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, nullptr, 0, VK_QUERY_TYPE_TIMESTAMP, 2};
   OG_VK_TRY(vk.vkCreateQueryPool(device, &qpi, nullptr, &queries_), "vkCreateQueryPool");
   OG_VK_TRY(new_descriptor_pool(sync_pool_), "vkCreateDescriptorPool");
-  OG_VK_TRY(new_descriptor_pool(capture_pool_), "vkCreateDescriptorPool");
+  VkDescriptorPool capture_pool;
+  OG_VK_TRY(new_descriptor_pool(capture_pool), "vkCreateDescriptorPool");
+  capture_pools_.push_back(capture_pool);
   return {};
 }
 
@@ -29,11 +31,12 @@ void VulkanBackend::destroy_queue_objects() {
   for (VkDescriptorPool pl : async_pools_) vk.vkDestroyDescriptorPool(device, pl, nullptr);
   async_pools_.clear();
   if (sync_pool_) vk.vkDestroyDescriptorPool(device, sync_pool_, nullptr);
-  if (capture_pool_) vk.vkDestroyDescriptorPool(device, capture_pool_, nullptr);
+  for (VkDescriptorPool pl : capture_pools_) vk.vkDestroyDescriptorPool(device, pl, nullptr);
+  capture_pools_.clear();
   if (queries_) vk.vkDestroyQueryPool(device, queries_, nullptr);
   if (fence_) vk.vkDestroyFence(device, fence_, nullptr);
   if (pool_) vk.vkDestroyCommandPool(device, pool_, nullptr);
-  sync_pool_ = capture_pool_ = VK_NULL_HANDLE;
+  sync_pool_ = VK_NULL_HANDLE;
   queries_ = VK_NULL_HANDLE;
   fence_ = VK_NULL_HANDLE;
   pool_ = VK_NULL_HANDLE;
@@ -63,8 +66,20 @@ Status VulkanBackend::descriptor_set_for(const Problem& p, VkBuffer workspace, D
 Status VulkanBackend::descriptor_set_with(const VkBuffer (&per_binding)[kBindings], DescriptorUse use, VkDescriptorSet& set,
                                           VkDeviceSize workspace_offset) {
   const Vk& vk = dev_.vk;
-  VkDescriptorPool pool = use == DescriptorUse::capture ? capture_pool_ : sync_pool_;
-  if (use == DescriptorUse::caller) {
+  VkDescriptorPool pool = sync_pool_;
+  if (use == DescriptorUse::capture) {
+    if (capture_sets_in_current_ == 64) {
+      if (capture_pool_at_ + 1 == capture_pools_.size()) {
+        VkDescriptorPool fresh;
+        OG_VK_TRY(new_descriptor_pool(fresh), "vkCreateDescriptorPool");
+        capture_pools_.push_back(fresh);
+      }
+      ++capture_pool_at_;
+      capture_sets_in_current_ = 0;
+    }
+    pool = capture_pools_[capture_pool_at_];
+    ++capture_sets_in_current_;
+  } else if (use == DescriptorUse::caller) {
     if (async_pools_.empty() || async_sets_in_last_ == 64) {
       VkDescriptorPool fresh;
       OG_VK_TRY(new_descriptor_pool(fresh), "vkCreateDescriptorPool");
@@ -248,7 +263,9 @@ Status VulkanBackend::time_ms(const std::function<Status()>& launch, double& ms)
     std::lock_guard<std::mutex> lock(mutex_);
     Status s = begin(capture_cmd_);
     if (!s) return s;
-    OG_VK_TRY(vk.vkResetDescriptorPool(dev_.device, capture_pool_, 0), "vkResetDescriptorPool");
+    for (VkDescriptorPool pl : capture_pools_) OG_VK_TRY(vk.vkResetDescriptorPool(dev_.device, pl, 0), "vkResetDescriptorPool");
+    capture_pool_at_ = 0;
+    capture_sets_in_current_ = 0;
     vk.vkCmdResetQueryPool(capture_cmd_, queries_, 0, 2);
     vk.vkCmdWriteTimestamp(capture_cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
     capture_ = capture_cmd_;
