@@ -87,6 +87,16 @@ struct DeviceCopy {
   Memory memory() const { return Memory{at}; }
 };
 
+// A GEMM whose A, B and D are views of their device copies da, db and dd.
+inline Gemm device_gemm(const HostMatrix& A, const DeviceCopy& da, const HostMatrix& B, const DeviceCopy& db, const HostMatrix& D,
+                        const DeviceCopy& dd) {
+  Gemm g;
+  g.a = A.view(da.memory());
+  g.b = B.view(db.memory());
+  g.d = D.view(dd.memory());
+  return g;
+}
+
 // Poisons D, uploads it into dd, runs g (whose D lives in dd) and downloads the result into D;
 // returns the poisoned copy, to check that padding between D's rows was left untouched.
 inline HostMatrix run_poisoned(Context& ctx, const Gemm& g, HostMatrix& D, const DeviceCopy& dd) {
@@ -123,10 +133,7 @@ inline void run_device_case(Context& ctx, int64_t m, int64_t n, int64_t k, int64
   D.poison();
   const HostMatrix before = D;
   DeviceCopy da(ctx.c_handle(), A, a_offset), db(ctx.c_handle(), B, b_offset), dd(ctx.c_handle(), D);
-  Gemm g;
-  g.a = A.view(da.memory());
-  g.b = B.view(db.memory());
-  g.d = D.view(dd.memory());
+  Gemm g = device_gemm(A, da, B, db, D, dd);
   g.batch_count = batch;
   g.config = config;
   g.epilogue.alpha = 0.5f;

@@ -39,10 +39,7 @@ TEST_CASE("cuda: the same call gives bitwise-identical D run to run, split-K inc
     A.randomize();
     B.randomize();
     DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D);
-    Gemm g;
-    g.a = A.view(da.memory());
-    g.b = B.view(db.memory());
-    g.d = D.view(dd.memory());
+    Gemm g = device_gemm(A, da, B, db, D, dd);
     g.config = s.config;
     std::vector<uint8_t> first;
     for (int run = 0; run < 5; ++run) {

@@ -116,10 +116,7 @@ TEST_CASE("cuda epilogue: C in place (C is D) on the register ways") {
     D.randomize();
     const HostMatrix C0 = D;
     DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D);
-    Gemm g;
-    g.a = A.view(da.memory());
-    g.b = B.view(db.memory());
-    g.d = D.view(dd.memory());
+    Gemm g = device_gemm(A, da, B, db, D, dd);
     g.c = g.d;
     g.config = t.config;
     EpilogueSpec e;

@@ -83,11 +83,8 @@ void run_mixed(Context& ctx, const MixedCase& c) {
   for (int64_t j = 0; j < bias.cols; ++j) bias_values[size_t(j)] = float(bias.get(0, 0, j));
   DeviceCopy da(ctx.c_handle(), A, c.a_offset), db(ctx.c_handle(), B), dc(ctx.c_handle(), C), dd(ctx.c_handle(), D),
       dbias(ctx.c_handle(), bias);
-  Gemm g;
-  g.a = A.view(da.memory());
-  g.b = B.view(db.memory());
+  Gemm g = device_gemm(A, da, B, db, D, dd);
   g.c = C.view(dc.memory());
-  g.d = D.view(dd.memory());
   g.batch_count = c.batch;
   g.config = c.config;
   set_epilogue(g, c.e, dbias.memory());
@@ -314,10 +311,7 @@ TEST_CASE("cuda mixed timing: f16 x bf16 and f16 x e4m3 against f16 x f16 and th
       A.randomize();
       B.randomize();
       DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D);
-      Gemm g;
-      g.a = A.view(da.memory());
-      g.b = B.view(db.memory());
-      g.d = D.view(dd.memory());
+      Gemm g = device_gemm(A, da, B, db, D, dd);
       const double flops = 2.0 * double(s) * double(s) * double(s);
       std::string fam;
       const double ms = time_gemm(*ctx, g, fam);

@@ -69,10 +69,7 @@ TEST_CASE("cuda: sm90_repack's copies live in the caller's workspace when one is
   B.randomize();
   D.poison();
   DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D);
-  Gemm g;
-  g.a = A.view(da.memory());
-  g.b = B.view(db.memory());
-  g.d = D.view(dd.memory());
+  Gemm g = device_gemm(A, da, B, db, D, dd);
   g.config = "sm90_repack:128x128x64-g8-s6-w12-coop";
   auto need = ctx->workspace_size(g);
   REQUIRE(need.ok());

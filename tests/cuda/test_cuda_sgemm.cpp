@@ -89,11 +89,8 @@ TEST_CASE("cuda sgemm: split-K slices in the caller's workspace, summed with the
   std::memcpy(bias_m.bytes.data(), bias.data(), bias.size() * sizeof(float));
   DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dc(ctx->c_handle(), C), dbias(ctx->c_handle(), bias_m),
       dd(ctx->c_handle(), D);
-  Gemm g;
-  g.a = A.view(da.memory());
-  g.b = B.view(db.memory());
+  Gemm g = device_gemm(A, da, B, db, D, dd);
   g.c = C.view(dc.memory());
-  g.d = D.view(dd.memory());
   EpilogueSpec e;
   e.alpha = 0.5f;
   e.beta = -1.0f;

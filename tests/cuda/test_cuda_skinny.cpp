@@ -119,16 +119,14 @@ TEST_CASE("cuda: unaligned skinny problems choose a family that reads them in pl
     c.a = c.b = c.d = Dtype::bf16;
     c.tb = tb;
     run_case(*ctx, c);
-    Gemm g;  // the same shapes through explain (device memory): the family chosen
+    // The same shapes through explain (device memory): the family chosen.
     HostMatrix A(m, k, Dtype::bf16, Layout::row_major, 2), B(tb ? n : k, tb ? k : n, Dtype::bf16, Layout::row_major, 1),
         D(m, n, Dtype::bf16, Layout::row_major, 1);
     B.transposed = tb;
     A.randomize();
     B.randomize();
     DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D);
-    g.a = A.view(da.memory());
-    g.b = B.view(db.memory());
-    g.d = D.view(dd.memory());
+    const Gemm g = device_gemm(A, da, B, db, D, dd);
     auto ex = ctx->explain(g);
     REQUIRE_MESSAGE(ex.ok(), ex.status().message);
     // cuda.skinny (f32 FMA) or cuda.skinny_mma (tensor cores): no copy of the large operand.
@@ -171,10 +169,7 @@ TEST_CASE("cuda: skinny dot forms load four K at a time from an aligned large op
   for (uint64_t offset : {0, 4}) {
     CAPTURE(offset);
     DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B, offset), dd(ctx->c_handle(), D);
-    Gemm g;
-    g.a = A.view(da.memory());
-    g.b = B.view(db.memory());
-    g.d = D.view(dd.memory());
+    Gemm g = device_gemm(A, da, B, db, D, dd);
     g.config = "skinny:4x32x256-g1-s1-w8-k4-dot";
     auto ex = ctx->explain(g);
     REQUIRE_MESSAGE(ex.ok(), ex.status().message);

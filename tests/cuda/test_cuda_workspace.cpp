@@ -22,10 +22,7 @@ TEST_CASE("cuda: split-K partials and counters in the caller's workspace") {
   A.randomize();
   B.randomize();
   DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D);
-  Gemm g;
-  g.a = A.view(da.memory());
-  g.b = B.view(db.memory());
-  g.d = D.view(dd.memory());
+  Gemm g = device_gemm(A, da, B, db, D, dd);
   g.config = "sm90_wgmma:128x64x64-g8-s8-w12-k4-coop";
   auto need = ctx->workspace_size(g);
   REQUIRE_MESSAGE(need.ok(), need.status().message);
@@ -87,10 +84,7 @@ TEST_CASE("cuda: a call that needs no workspace reports 0 and takes a zero-byte 
   A.randomize();
   B.randomize();
   DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D), ws(ctx->c_handle(), D);
-  Gemm g;
-  g.a = A.view(da.memory());
-  g.b = B.view(db.memory());
-  g.d = D.view(dd.memory());
+  Gemm g = device_gemm(A, da, B, db, D, dd);
   auto need = ctx->workspace_size(g);
   REQUIRE(need.ok());
   CHECK(*need == 0);
