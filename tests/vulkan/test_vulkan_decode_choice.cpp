@@ -1,7 +1,8 @@
 // The cost model's choice for decode and few-tile shapes (the LLM set: M = 1..128 against
 // N x K = 4096 x 4096, 14336 x 4096, 4096 x 14336) on the recorded H100 property set and on this
-// machine's device: the skinny family up to 8 rows (its split-K streaming B), split-K coopmat
-// above that where tiles are few, and today's choices for large squares.
+// machine's device: split-K coopmat on 16-row tiles up to 16 rows where K is long (the skinny
+// family for one row of column-major B), 2-D split-K tiles above that where tiles are few, and
+// today's choices for large squares.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -47,14 +48,19 @@ TEST_CASE("vulkan decode choice: the recorded H100 streams decode shapes, splits
     for (auto nk : {std::pair<int64_t, int64_t>{4096, 4096}, {14336, 4096}, {4096, 14336}}) {
       CAPTURE(nk.first);
       CAPTURE(nk.second);
+      // 8 rows of row-major B: coopmat's 16-row tiles; otherwise those or the skinny family, as
+      // the model ranks them (1 row of column-major B: the skinny family).
       for (int64_t m : {1, 8}) {
         CAPTURE(m);
-        CHECK(choice(be, m, nk.first, nk.second, lb).rfind("skinny:", 0) == 0);
+        const std::string decode = choice(be, m, nk.first, nk.second, lb);
+        if (lb == Layout::row_major && m == 8) CHECK(decode.rfind("coopmat:16x", 0) == 0);
+        else if (lb == Layout::col_major && m == 1) CHECK(decode.rfind("skinny:", 0) == 0);
+        else CHECK((decode.rfind("skinny:", 0) == 0 || decode.rfind("coopmat:16x", 0) == 0));
       }
-      for (int64_t m : {9, 16, 128}) {  // split-K coopmat
+      for (int64_t m : {9, 16, 128}) {  // split-K coopmat, 16-row tiles up to 16 rows
         CAPTURE(m);
         const std::string few = choice(be, m, nk.first, nk.second, lb);
-        CHECK(few.rfind("coopmat:", 0) == 0);
+        CHECK(few.rfind(m <= 16 ? "coopmat:16x" : "coopmat:", 0) == 0);
         CHECK(few.find("-k") != std::string::npos);
       }
     }

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "context_internal.hpp"
 #include "gemm_check.hpp"
@@ -46,6 +47,44 @@ inline std::string missing_family_reason(detail::Backend& be, const std::string&
   if (f->configs().empty()) return "no configs";
   const Status s = f->can_implement(planning_problem(Dtype::f16, Dtype::f16, 256, 256, 256), f->configs()[0]);
   return s.ok() ? "it can implement its first config, yet the backend says the device cannot run it" : s.message;
+}
+
+// D = A B with `config` on device copies of A, B and D (D poisoned first), in the context's
+// workspace or, with caller_workspace, in one of the size og_gemm_workspace_size asks for (stored
+// in *asked) that the test allocates at a 256-byte offset. Returns D's bytes.
+inline std::vector<uint8_t> run_on_device(Context& ctx, const HostMatrix& A, const HostMatrix& B, HostMatrix& D,
+                                          const std::string& config, bool caller_workspace, uint64_t* asked = nullptr) {
+  auto& be = detail::context_backend(ctx.c_handle());
+  og_memory da{}, db{}, dd{}, dw{};
+  auto release = [&] {
+    for (og_memory* mem : {&da, &db, &dd, &dw})
+      if (mem->vk_buffer) be.release(*mem);
+  };
+  D.poison();
+  Gemm g;
+  Status s = be.allocate(A.bytes.size(), da);
+  if (s.ok()) s = be.allocate(B.bytes.size(), db);
+  if (s.ok()) s = be.allocate(D.bytes.size(), dd);
+  if (s.ok()) s = be.upload(da, A.bytes.data(), A.bytes.size());
+  if (s.ok()) s = be.upload(db, B.bytes.data(), B.bytes.size());
+  if (s.ok()) s = be.upload(dd, D.bytes.data(), D.bytes.size());
+  g.a = A.view(Memory::vulkan(da.vk_buffer));
+  g.b = B.view(Memory::vulkan(db.vk_buffer));
+  g.d = D.view(Memory::vulkan(dd.vk_buffer));
+  g.config = config;
+  if (s.ok() && caller_workspace) {
+    auto bytes = ctx.workspace_size(g);
+    s = bytes.status();
+    if (s.ok() && asked) *asked = *bytes;
+    if (s.ok()) s = be.allocate(*bytes + 256, dw);
+    g.workspace = Memory::vulkan(dw.vk_buffer, 256);
+    if (s.ok()) g.workspace_bytes = *bytes;
+  }
+  if (s.ok()) s = ctx.run(g);
+  if (s.ok()) s = be.download(D.bytes.data(), dd, D.bytes.size());
+  release();
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  return D.bytes;
 }
 
 }  // namespace omnigemm::test

@@ -16,8 +16,13 @@ constexpr Config kCoopmatConfigs[] = {
 #undef OG_VK_COOPMAT
 };
 
-// Subgroups along M (the rest along N): the shader's WARPS_M.
-int warps_m(const Config& c) { return c.warps >= 4 ? 2 : 1; }
+// Few-row tiles (decode): the tile whose residency they count as, and the K-steps a slice needs.
+constexpr int kFewRowsTile = 64;
+constexpr int kFewRowsSteps = 4;
+
+// Subgroups along M (the rest along N): the shader's WARPS_M. Tiles of fewer than 32 rows (few-row
+// problems: decode) keep every subgroup along N.
+int warps_m(const Config& c) { return c.warps >= 4 && c.block_m >= 32 ? 2 : 1; }
 
 // Operand orientation in shared memory (A_M_CONTIG / B_K_CONTIG): tiles are staged in the order
 // they lie in global memory.
@@ -94,6 +99,18 @@ CostHints CoopmatFamily::hints(const Problem& p, const Config& c) const {
   h.efficiency = 0.24;
   h.factor = residency_factor(p, c);
   if (h.factor < 1) h.note = "fewer work items than the compute units need to hide the K loop's load latency";
+  if (c.block_m < kFewRowsTile) {
+    // Tiles under 32 rows are for decode: A of at most one tile of rows, slices of K long enough
+    // to stream B (kFewRowsSteps K-steps each); elsewhere 2-D tiles or the skinny family do
+    // better. Each step of such a tile loads as many bytes (all B's, BLOCK_N x BLOCK_K) as a
+    // kFewRowsTile-row tile of its width: in flight it counts as that tile.
+    if (p.m > c.block_m || p.k < int64_t(kFewRowsSteps) * c.split_k * c.block_k) {
+      h.factor = 0;
+      h.note = "tiles under 32 rows are offered for problems of at most that many rows and K of several steps per slice";
+      return h;
+    }
+    h.factor = std::min(1.0, h.factor * kFewRowsTile / c.block_m);
+  }
   h.split_fixed_steps = 1;  // the partial sums' traffic is priced below
   if (c.split_k > 1)
     h.extra_bytes = 2.0 * double(split_workspace_bytes(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n)));
