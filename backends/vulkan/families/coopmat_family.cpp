@@ -16,13 +16,15 @@ constexpr Config kCoopmatConfigs[] = {
 #undef OG_VK_COOPMAT
 };
 
-// Few-row tiles (decode): the tile whose residency they count as, and the K-steps a slice needs.
+// Few-row tiles (decode): tiles under kFewRows rows, the tile whose residency they count as, and
+// the K-steps a slice needs.
+constexpr int kFewRows = 32;
 constexpr int kFewRowsTile = 64;
 constexpr int kFewRowsSteps = 4;
 
 // Subgroups along M (the rest along N): the shader's WARPS_M. Tiles of fewer than 32 rows (few-row
 // problems: decode) keep every subgroup along N.
-int warps_m(const Config& c) { return c.warps >= 4 && c.block_m >= 32 ? 2 : 1; }
+int warps_m(const Config& c) { return c.warps >= 4 && c.block_m >= kFewRows ? 2 : 1; }
 
 // Operand orientation in shared memory (A_M_CONTIG / B_K_CONTIG): tiles are staged in the order
 // they lie in global memory.
@@ -99,14 +101,14 @@ CostHints CoopmatFamily::hints(const Problem& p, const Config& c) const {
   h.efficiency = 0.24;
   h.factor = residency_factor(p, c);
   if (h.factor < 1) h.note = "fewer work items than the compute units need to hide the K loop's load latency";
-  if (c.block_m < kFewRowsTile) {
+  if (c.block_m < kFewRows) {
     // Tiles under 32 rows are for decode: A of at most one tile of rows, slices of K long enough
     // to stream B (kFewRowsSteps K-steps each); elsewhere 2-D tiles or the skinny family do
     // better. Each step of such a tile loads as many bytes (all B's, BLOCK_N x BLOCK_K) as a
     // kFewRowsTile-row tile of its width: in flight it counts as that tile.
     if (p.m > c.block_m || p.k < int64_t(kFewRowsSteps) * c.split_k * c.block_k) {
       h.factor = 0;
-      h.note = "tiles under 32 rows are offered for problems of at most that many rows and K of several steps per slice";
+      h.note = "a tile under 32 rows is offered for at most its rows of A and K of 4 steps per slice";
       return h;
     }
     h.factor = std::min(1.0, h.factor * kFewRowsTile / c.block_m);
