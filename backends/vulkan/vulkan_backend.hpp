@@ -95,6 +95,16 @@ class VulkanBackend final : public Backend {
   Status create_queue_objects();
   void destroy_queue_objects();
   VkResult new_descriptor_pool(VkDescriptorPool& pool);
+  // Descriptor pools of kSetsPerPool sets handed out in order, one more made when all in use are
+  // full; `in_use` back to 0 (after vkResetDescriptorPool on each) reuses them.
+  static constexpr int kSetsPerPool = 64;
+  struct PoolChain {
+    std::vector<VkDescriptorPool> pools;
+    size_t in_use = 0;     // pools handed out since the last reuse
+    int sets_in_last = 0;  // sets taken from pools[in_use - 1]
+  };
+  // A pool of `chain` with a set free (mutex_ held).
+  Status pool_with_room(PoolChain& chain, VkDescriptorPool& out);
   // `workspace`: split-K's buffer, or VK_NULL_HANDLE.
   Status descriptor_set_for(const Problem& p, VkBuffer workspace, DescriptorUse use, VkDescriptorSet& set);
   // Split-K's workspace of at least `bytes` (mutex_ held): one per context, shared by its GEMMs,
@@ -125,16 +135,12 @@ class VulkanBackend final : public Backend {
   std::thread::id capture_thread_;            // ... of this thread only
   std::mutex timing_mutex_;
   std::vector<PipelineSet::Hold> capture_holds_;  // pipelines recorded into the capture, until it is submitted
-  // Descriptor sets of the launches a timing records: reset when a timing starts; one more pool
-  // per 64 launches recorded, kept for the next timings.
-  std::vector<VkDescriptorPool> capture_pools_;
-  size_t capture_pool_at_ = 0;
-  int capture_sets_in_current_ = 0;
+  // Descriptor sets of the launches a timing records: reused when the next timing starts.
+  PoolChain capture_pools_;
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   VkDescriptorPool sync_pool_ = VK_NULL_HANDLE;
-  std::vector<VkDescriptorPool> async_pools_;
-  int async_sets_in_last_ = 0;
+  PoolChain async_pools_;  // sets of launches recorded into callers' command buffers: never reused
   std::map<VkBuffer, Allocation> buffers_;
   VkBuffer workspace_ = VK_NULL_HANDLE;  // in buffers_
   uint64_t workspace_bytes_ = 0;

@@ -19,20 +19,17 @@ Status VulkanBackend::create_queue_objects() {
   VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, nullptr, 0, VK_QUERY_TYPE_TIMESTAMP, 2};
   OG_VK_TRY(vk.vkCreateQueryPool(device, &qpi, nullptr, &queries_), "vkCreateQueryPool");
   OG_VK_TRY(new_descriptor_pool(sync_pool_), "vkCreateDescriptorPool");
-  VkDescriptorPool capture_pool;
-  OG_VK_TRY(new_descriptor_pool(capture_pool), "vkCreateDescriptorPool");
-  capture_pools_.push_back(capture_pool);
   return {};
 }
 
 void VulkanBackend::destroy_queue_objects() {
   const Vk& vk = dev_.vk;
   const VkDevice device = dev_.device;
-  for (VkDescriptorPool pl : async_pools_) vk.vkDestroyDescriptorPool(device, pl, nullptr);
-  async_pools_.clear();
+  for (PoolChain* chain : {&async_pools_, &capture_pools_}) {
+    for (VkDescriptorPool pl : chain->pools) vk.vkDestroyDescriptorPool(device, pl, nullptr);
+    *chain = PoolChain{};
+  }
   if (sync_pool_) vk.vkDestroyDescriptorPool(device, sync_pool_, nullptr);
-  for (VkDescriptorPool pl : capture_pools_) vk.vkDestroyDescriptorPool(device, pl, nullptr);
-  capture_pools_.clear();
   if (queries_) vk.vkDestroyQueryPool(device, queries_, nullptr);
   if (fence_) vk.vkDestroyFence(device, fence_, nullptr);
   if (pool_) vk.vkDestroyCommandPool(device, pool_, nullptr);
@@ -43,9 +40,24 @@ void VulkanBackend::destroy_queue_objects() {
 }
 
 VkResult VulkanBackend::new_descriptor_pool(VkDescriptorPool& pool) {
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 64 * kBindings};
-  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, nullptr, 0, 64, 1, &size};
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kBindings};
+  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, nullptr, 0, kSetsPerPool, 1, &size};
   return dev_.vk.vkCreateDescriptorPool(dev_.device, &dpi, nullptr, &pool);
+}
+
+Status VulkanBackend::pool_with_room(PoolChain& chain, VkDescriptorPool& out) {
+  if (chain.in_use == 0 || chain.sets_in_last == kSetsPerPool) {
+    if (chain.in_use == chain.pools.size()) {
+      VkDescriptorPool fresh;
+      OG_VK_TRY(new_descriptor_pool(fresh), "vkCreateDescriptorPool");
+      chain.pools.push_back(fresh);
+    }
+    ++chain.in_use;
+    chain.sets_in_last = 0;
+  }
+  ++chain.sets_in_last;
+  out = chain.pools[chain.in_use - 1];
+  return {};
 }
 
 // One descriptor set with every binding written (unused ones point at D's buffer).
@@ -68,26 +80,9 @@ Status VulkanBackend::descriptor_set_with(const VkBuffer (&per_binding)[kBinding
   const Vk& vk = dev_.vk;
   VkDescriptorPool pool = sync_pool_;
   if (use == DescriptorUse::capture) {
-    if (capture_sets_in_current_ == 64) {
-      if (capture_pool_at_ + 1 == capture_pools_.size()) {
-        VkDescriptorPool fresh;
-        OG_VK_TRY(new_descriptor_pool(fresh), "vkCreateDescriptorPool");
-        capture_pools_.push_back(fresh);
-      }
-      ++capture_pool_at_;
-      capture_sets_in_current_ = 0;
-    }
-    pool = capture_pools_[capture_pool_at_];
-    ++capture_sets_in_current_;
+    if (Status s = pool_with_room(capture_pools_, pool); !s) return s;
   } else if (use == DescriptorUse::caller) {
-    if (async_pools_.empty() || async_sets_in_last_ == 64) {
-      VkDescriptorPool fresh;
-      OG_VK_TRY(new_descriptor_pool(fresh), "vkCreateDescriptorPool");
-      async_pools_.push_back(fresh);
-      async_sets_in_last_ = 0;
-    }
-    pool = async_pools_.back();
-    ++async_sets_in_last_;
+    if (Status s = pool_with_room(async_pools_, pool); !s) return s;
   } else if (use == DescriptorUse::own) {
     OG_VK_TRY(vk.vkResetDescriptorPool(dev_.device, sync_pool_, 0), "vkResetDescriptorPool");
   }
@@ -263,9 +258,8 @@ Status VulkanBackend::time_ms(const std::function<Status()>& launch, double& ms)
     std::lock_guard<std::mutex> lock(mutex_);
     Status s = begin(capture_cmd_);
     if (!s) return s;
-    for (VkDescriptorPool pl : capture_pools_) OG_VK_TRY(vk.vkResetDescriptorPool(dev_.device, pl, 0), "vkResetDescriptorPool");
-    capture_pool_at_ = 0;
-    capture_sets_in_current_ = 0;
+    for (VkDescriptorPool pl : capture_pools_.pools) OG_VK_TRY(vk.vkResetDescriptorPool(dev_.device, pl, 0), "vkResetDescriptorPool");
+    capture_pools_.in_use = 0;
     vk.vkCmdResetQueryPool(capture_cmd_, queries_, 0, 2);
     vk.vkCmdWriteTimestamp(capture_cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
     capture_ = capture_cmd_;
