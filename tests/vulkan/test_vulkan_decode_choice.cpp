@@ -1,8 +1,8 @@
 // The cost model's choice for decode and few-tile shapes (the LLM set: M = 1..128 against
 // N x K = 4096 x 4096, 14336 x 4096, 4096 x 14336) on the recorded H100 property set and on this
 // machine's device: split-K coopmat on 16-row tiles up to 16 rows where K is long (the skinny
-// family for one row of column-major B), 2-D split-K tiles above that where tiles are few, and
-// today's choices for large squares.
+// family for one row of column-major B) and on 16-column tiles for 9..16 columns, 2-D split-K
+// tiles above that where tiles are few, and today's choices for large squares.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -66,6 +66,15 @@ TEST_CASE("vulkan decode choice: the recorded H100 streams decode shapes, splits
     }
   }
   CHECK(choice(be, 4096, 8, 4096).rfind("skinny:", 0) == 0);  // few columns: D^T = B^T A^T
+  // 9..16 columns against a long K: the 16-column tiles, K split (the mirror of 16 rows).
+  for (auto mk : {std::pair<int64_t, int64_t>{4096, 4096}, {14336, 4096}, {4096, 14336}})
+    for (Layout lb : {Layout::row_major, Layout::col_major}) {
+      CAPTURE(mk.first);
+      CAPTURE(int(lb));
+      const std::string few = choice(be, mk.first, 16, mk.second, lb);
+      CHECK(few.rfind("coopmat:256x16x", 0) == 0);
+      CHECK(few.find("-k") != std::string::npos);
+    }
   // Large squares: the tile the H100 measured fastest (README), no split.
   for (int64_t sq : {2048, 4096, 8192}) {
     CAPTURE(sq);

@@ -132,14 +132,17 @@ TEST_CASE("vulkan devices: each recorded device selects valid families, fragment
     CHECK(f16_family == (coopmat_here ? e.f16_family : "portable"));
     // Decode, ragged, column-major B, fp8, bf16 and f32 inputs: every candidate plans validly.
     // Decode shapes: the skinny family streams B (or, few columns, A) on every device; 8 rows
-    // also on coopmat's 16-row tiles where that runs, 16 rows only there.
+    // (columns) also on coopmat's 16-row (16-column) tiles where that runs, 16 only there.
     const char* decode = "skinny";
     const std::string rows8 = check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 8, 4096, 4096));
     CHECK((rows8 == decode || (dev.coopmat.ok && rows8 == "coopmat")));
     const std::string rows16 = check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 16, 4096, 4096));
     CHECK(rows16 == (dev.coopmat.ok ? std::string("coopmat") : std::string(decode)));
     CHECK(check_candidates(be, planning_problem(Dtype::fp8_e4m3, Dtype::fp8_e4m3, 1, 14336, 4096)) == std::string(decode));
-    CHECK(check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 4096, 8, 4096)) == std::string(decode));
+    const std::string cols8 = check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 4096, 8, 4096));
+    CHECK((cols8 == decode || (dev.coopmat.ok && cols8 == "coopmat")));
+    const std::string cols16 = check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 4096, 16, 4096));
+    CHECK(cols16 == (dev.coopmat.ok ? std::string("coopmat") : std::string(decode)));
     check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 300, 257, 72, 3, Layout::col_major));
     check_candidates(be, planning_problem(Dtype::fp8_e4m3, Dtype::f16, 1000, 1000, 1000));
     const std::string bf16_family = check_candidates(be, planning_problem(Dtype::bf16, Dtype::bf16, 2048, 2048, 2048));

@@ -16,15 +16,20 @@ constexpr Config kCoopmatConfigs[] = {
 #undef OG_VK_COOPMAT
 };
 
-// Few-row tiles (decode): tiles under kFewRows rows, the tile whose residency they count as, and
-// the K-steps a slice needs.
+// Few-row tiles (decode, A of few rows) and their mirror, few-column tiles (B of few columns):
+// tiles with a side under kFewRows, the tile whose residency they count as, and the K-steps a
+// slice needs.
 constexpr int kFewRows = 32;
 constexpr int kFewRowsTile = 64;
 constexpr int kFewRowsSteps = 4;
 
-// Subgroups along M (the rest along N): the shader's WARPS_M. Tiles of fewer than 32 rows (few-row
-// problems: decode) keep every subgroup along N.
-int warps_m(const Config& c) { return c.warps >= 4 && c.block_m >= kFewRows ? 2 : 1; }
+// Subgroups along M (the rest along N): the shader's WARPS_M. Tiles of fewer than 32 rows keep
+// every subgroup along N, tiles of fewer than 32 columns every subgroup along M.
+int warps_m(const Config& c) {
+  if (c.block_m < kFewRows) return 1;
+  if (c.block_n < kFewRows) return c.warps;
+  return c.warps >= 4 ? 2 : 1;
+}
 
 // Operand orientation in shared memory (A_M_CONTIG / B_K_CONTIG): tiles are staged in the order
 // they lie in global memory.
@@ -101,17 +106,20 @@ CostHints CoopmatFamily::hints(const Problem& p, const Config& c) const {
   h.efficiency = 0.24;
   h.factor = residency_factor(p, c);
   if (h.factor < 1) h.note = "fewer work items than the compute units need to hide the K loop's load latency";
-  if (c.block_m < kFewRows) {
+  if (c.block_m < kFewRows || c.block_n < kFewRows) {
     // Tiles under 32 rows are for decode: A of at most one tile of rows, slices of K long enough
     // to stream B (kFewRowsSteps K-steps each); elsewhere 2-D tiles or the skinny family do
     // better. Each step of such a tile loads as many bytes (all B's, BLOCK_N x BLOCK_K) as a
-    // kFewRowsTile-row tile of its width: in flight it counts as that tile.
-    if (p.m > c.block_m || p.k < int64_t(kFewRowsSteps) * c.split_k * c.block_k) {
+    // kFewRowsTile-row tile of its width: in flight it counts as that tile. Tiles under 32
+    // columns are the same for B of few columns, streaming A.
+    const bool rows = c.block_m < kFewRows;
+    if ((rows ? p.m > c.block_m : p.n > c.block_n) || p.k < int64_t(kFewRowsSteps) * c.split_k * c.block_k) {
       h.factor = 0;
-      h.note = "a tile under 32 rows is offered for at most its rows of A and K of 4 steps per slice";
+      h.note = rows ? "a tile under 32 rows is offered for at most its rows of A and K of 4 steps per slice"
+                    : "a tile under 32 columns is offered for at most its columns of B and K of 4 steps per slice";
       return h;
     }
-    h.factor = std::min(1.0, h.factor * kFewRowsTile / c.block_m);
+    h.factor = std::min(1.0, h.factor * kFewRowsTile / (rows ? c.block_m : c.block_n));
   }
   h.split_fixed_steps = 1;  // the partial sums' traffic is priced below
   if (c.split_k > 1)
