@@ -55,6 +55,10 @@ layout(constant_id = 16) const uint MAINLOOP_PROBE = 0;
 // epilogue.
 layout(constant_id = 17) const uint SPLIT = 1;
 layout(std430, set = 0, binding = 16) writeonly buffer Workspace { float ws[]; };
+// 1 where the host found an operand in the multiplicand dtype, unit stride along its contiguous
+// dimension, that is not vector-aligned: gather_a/gather_b then read its runs of 8 as the two
+// aligned vectors that hold them. 0 (aligned problems): element by element only, less code.
+layout(constant_id = 18) const uint UNALIGNED_GATHER = 0;
 
 // Vector views of the same bindings (descriptor aliasing): 8 16-bit inputs per A/B load, 4
 // outputs per D store, used where the contiguous dimension, the strides and the base allow.
@@ -101,13 +105,33 @@ shared uvec4 smem[SMEM_VECS];
 // Per-workgroup state (set once at the top of main).
 uint m0, n0, a_base, b_base;
 bool a_vec_ok, b_vec_ok;
+bool a_unit, b_unit;  // the native 16-bit dtype with unit stride along the contiguous dimension
 // The K tile in flight: global -> registers before the MMAs, registers -> shared after them.
 uvec4 a_regs[A_LOADS];
 uvec4 b_regs[B_LOADS];
 
-// 8 consecutive elements along the contiguous dimension, element by element, zero outside
-// M/N/K (any strides, fp8 conversion, unaligned or ragged edges).
+// Elements r..r+7 (r = 1..7) of the 16 16-bit elements in lo, hi: an unaligned vector from the
+// two aligned ones that hold it.
+uvec4 shift_window(uvec4 lo, uvec4 hi, uint r) {
+  const uint s = r / 2u;
+  const uvec4 w1 = uvec4(lo.yzw, hi.x), w2 = uvec4(lo.zw, hi.xy), w3 = uvec4(lo.w, hi.xyz);
+  const uvec4 b = s == 0u ? lo : s == 1u ? w1 : s == 2u ? w2 : w3;
+  if ((r & 1u) == 0u) return b;
+  const uvec4 n = s == 0u ? w1 : s == 1u ? w2 : s == 2u ? w3 : hi;
+  return (b >> 16) | (n << 16);
+}
+
+// 8 consecutive elements along the contiguous dimension, zero outside M/N/K. Where all 8 lie
+// inside the operand and its contiguous dimension has unit stride in the native dtype (an
+// unaligned leading dimension or base, a ragged extent), they come from the one or two aligned
+// vectors that hold them; the second only where the bound range holds it whole (length()), so no
+// read leaves the binding. Otherwise element by element (other strides, fp8 conversion, edges).
 uvec4 gather_a(uint m, uint k) {
+  if (a_unit && (A_M_CONTIG != 0u ? m + 8u <= p.M && k < p.K : m < p.M && k + 8u <= p.K)) {
+    const uint first = a_base + m * p.a_sr + k * p.a_sc, q = first / 8u, r = first % 8u;
+    if (r == 0u) return a_vec[q];
+    if (q + 1u < uint(a_vec.length())) return shift_window(a_vec[q], a_vec[q + 1u], r);
+  }
   uint h[8];
   [[unroll]] for (uint e = 0; e < 8u; ++e) {
     const uint mm = A_M_CONTIG != 0u ? m + e : m, kk = A_M_CONTIG != 0u ? k : k + e;
@@ -116,6 +140,11 @@ uvec4 gather_a(uint m, uint k) {
   return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
 }
 uvec4 gather_b(uint k, uint n) {
+  if (b_unit && (B_K_CONTIG != 0u ? k + 8u <= p.K && n < p.N : k < p.K && n + 8u <= p.N)) {
+    const uint first = b_base + k * p.b_sr + n * p.b_sc, q = first / 8u, r = first % 8u;
+    if (r == 0u) return b_vec[q];
+    if (q + 1u < uint(b_vec.length())) return shift_window(b_vec[q], b_vec[q + 1u], r);
+  }
   uint h[8];
   [[unroll]] for (uint e = 0; e < 8u; ++e) {
     const uint kk = B_K_CONTIG != 0u ? k + e : k, nn = B_K_CONTIG != 0u ? n : n + e;
@@ -203,6 +232,8 @@ void main() {
   b_vec_ok = B_TYPE == MUL_DTYPE && b_base % 8u == 0u &&
              (B_K_CONTIG != 0u ? p.b_sr == 1u && p.b_sc % 8u == 0u && p.K % 8u == 0u
                                : p.b_sc == 1u && p.b_sr % 8u == 0u && p.N % 8u == 0u);
+  a_unit = UNALIGNED_GATHER != 0u && A_TYPE == MUL_DTYPE && (A_M_CONTIG != 0u ? p.a_sr == 1u : p.a_sc == 1u);
+  b_unit = UNALIGNED_GATHER != 0u && B_TYPE == MUL_DTYPE && (B_K_CONTIG != 0u ? p.b_sr == 1u : p.b_sc == 1u);
 
   coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> acc[FRAG_M][FRAG_N];
   [[unroll]] for (uint i = 0; i < FRAG_M; ++i)

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "context_internal.hpp"
 #include "backend_cases.hpp"
@@ -189,4 +191,37 @@ TEST_CASE("vulkan devices: this device's property set, checked against its recor
       CHECK(dev.coopmat.subgroup == r.expect.subgroup);
     }
   }
+}
+
+TEST_CASE("vulkan devices: coopmat reads unaligned 16-bit operands as aligned vector pairs only where a problem has one") {
+  const std::vector<recorded::Recorded> all = recorded::devices();
+  const auto hopper = std::find_if(all.begin(), all.end(), [](const recorded::Recorded& r) { return std::string(r.label).rfind("NVIDIA Hopper", 0) == 0; });
+  REQUIRE(hopper != all.end());
+  detail::vulkan::VulkanBackend be;
+  be.init_modelled(hopper->props);
+  auto* coopmat = dynamic_cast<VulkanFamily*>(vulkan_family(be, "coopmat"));
+  REQUIRE(coopmat != nullptr);
+  // Spec ids 17 (SPLIT) and 18 (UNALIGNED_GATHER) as planned; absent ids keep the shader's
+  // defaults 1 and 0.
+  auto ids = [&](const detail::Problem& p, const char* config) {
+    VulkanLaunch l;
+    const Status s = coopmat->plan_launch(p, *detail::Config::parse(config), l);
+    REQUIRE_MESSAGE(s.ok(), s.message);
+    const uint32_t* v = l.spec.values + kCommonSpecIds;
+    return std::pair<uint32_t, uint32_t>{l.spec.count > kCommonSpecIds + 10 ? v[10] : 1u, l.spec.count > kCommonSpecIds + 11 ? v[11] : 0u};
+  };
+  const char* tile = "coopmat:128x256x32-g8-s1-w8";
+  const char* split = "coopmat:16x256x64-g8-s1-w8-k8";
+  using P = std::pair<uint32_t, uint32_t>;
+  CHECK(ids(planning_problem(Dtype::f16, Dtype::f16, 4096, 4096, 4096), tile) == P{1, 0});
+  CHECK(ids(planning_problem(Dtype::f16, Dtype::f16, 4096, 4096, 4097), tile) == P{1, 1});  // A's rows of 4097
+  CHECK(ids(planning_problem(Dtype::f16, Dtype::f16, 4096, 4095, 4096), tile) == P{1, 1});  // B's rows of 4095
+  CHECK(ids(planning_problem(Dtype::f16, Dtype::f16, 4096, 4096, 4097, 1, Layout::col_major), tile) == P{1, 1});
+  CHECK(ids(planning_problem(Dtype::f16, Dtype::f16, 16, 4096, 4096), split) == P{8, 0});
+  CHECK(ids(planning_problem(Dtype::f16, Dtype::f16, 16, 4096, 4099), split) == P{8, 1});
+  // fp8 is converted element by element whatever its alignment: only the 16-bit operand counts.
+  CHECK(ids(planning_problem(Dtype::fp8_e4m3, Dtype::f16, 4096, 4096, 4097), tile) == P{1, 0});
+  CHECK(ids(planning_problem(Dtype::fp8_e4m3, Dtype::f16, 4096, 4095, 4097), tile) == P{1, 1});
+  // Batches 8-aligned in every other way but a batch stride of 4097 x 4096 elements: aligned.
+  CHECK(ids(planning_problem(Dtype::f16, Dtype::f16, 4097, 4096, 4096, 3), tile) == P{1, 0});
 }

@@ -48,6 +48,29 @@ int64_t shared_bytes(const Problem& p, const Config& c, const CoopmatShape& cm) 
   return 16 * std::max(int64_t(c.stages) * (a_tile + b_tile), epilogue);
 }
 
+// An operand the shader stages with one aligned 16-byte load per 8 elements where its base allows:
+// unit stride along its contiguous dimension, whose extent, the outer stride and the batch stride
+// are multiples of 8 elements.
+bool vector_aligned(const Operand& o, bool k_rows, int64_t k, int64_t other) {
+  const bool rows = o.stride_col == 1;  // contiguous along its columns
+  if (!rows && o.stride_row != 1) return false;
+  const int64_t extent = rows == k_rows ? other : k;  // A: columns are K; B: rows are K
+  const int64_t outer = rows ? o.stride_row : o.stride_col;
+  return extent % 8 == 0 && outer % 8 == 0 && o.batch_stride % 8 == 0;
+}
+
+// The shader's UNALIGNED_GATHER: some operand in the multiplicand dtype with unit stride along its
+// contiguous dimension is not vector-aligned, so its 8-element runs are read as the two aligned
+// vectors that hold them. Aligned problems keep the element-by-element fallback only, whose code
+// is smaller (the pipelines that run them are the ones measured before this path existed).
+bool unaligned_gather(const Problem& p, int mul) {
+  const og_dtype native = mul ? OG_DTYPE_BF16 : OG_DTYPE_F16;
+  auto unit = [](const Operand& o) { return o.stride_col == 1 || o.stride_row == 1; };
+  const bool a = p.a.dtype == native && unit(p.a) && !vector_aligned(p.a, false, p.k, p.m);
+  const bool b = p.b.dtype == native && unit(p.b) && !vector_aligned(p.b, true, p.k, p.n);
+  return a || b;
+}
+
 std::string shape_text(const CoopmatShape& s) {
   return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
@@ -144,9 +167,15 @@ Status CoopmatFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out)
   out.spec.values[kCommonSpecIds + 9] = be_.mainloop_probe();
   out.spec.count = kCommonSpecIds + 10;
 #endif
-  if (c.split_k > 1) {  // id 17, SPLIT (id 16 stays 0 outside developer builds)
-    out.spec.values[kCommonSpecIds + 10] = uint32_t(c.split_k);
-    out.spec.count = kCommonSpecIds + 11;
+  // Ids 17, SPLIT (1: none), and 18, UNALIGNED_GATHER, where either is not its default (id 16
+  // stays 0 outside developer builds).
+  const bool unaligned = unaligned_gather(p, mul);
+  if (c.split_k > 1 || unaligned) {
+    out.spec.values[kCommonSpecIds + 10] = uint32_t(std::max(1, c.split_k));
+    out.spec.values[kCommonSpecIds + 11] = unaligned ? 1u : 0u;
+    out.spec.count = kCommonSpecIds + 12;
+  }
+  if (c.split_k > 1) {
     out.tiles *= uint64_t(c.split_k);
     plan_split(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n), out);
   }
@@ -161,6 +190,7 @@ void CoopmatFamily::summarize(const VulkanLaunch& l, PlanSummary& out) const {
   out.notes += "; " + std::to_string(v[4]) + "x" + std::to_string(subgroups / v[4]) + " subgroups of " +
                shape_text({v[0], v[1], v[2]}) + " " + (v[6] ? "bf16" : "f16") + " fragments, " + std::to_string(v[5]) +
                " shared stage(s), A staged " + (v[7] ? "K x M" : "M x K") + ", B staged " + (v[8] ? "N x K" : "K x N");
+  if (l.spec.count > kCommonSpecIds + 11 && v[11]) out.notes += "; unaligned runs of 8 elements read as the two aligned vectors that hold them";
 #ifdef OMNIGEMM_DEVELOPER
   if (l.spec.count > kCommonSpecIds + 9 && v[9]) out.notes += "; MAINLOOP_PROBE " + std::to_string(v[9]) + ": results WRONG by design";
 #endif
