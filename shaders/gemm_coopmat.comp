@@ -110,17 +110,6 @@ bool a_unit, b_unit;  // the native 16-bit dtype with unit stride along the cont
 uvec4 a_regs[A_LOADS];
 uvec4 b_regs[B_LOADS];
 
-// Elements r..r+7 (r = 1..7) of the 16 16-bit elements in lo, hi: an unaligned vector from the
-// two aligned ones that hold it.
-uvec4 shift_window(uvec4 lo, uvec4 hi, uint r) {
-  const uint s = r / 2u;
-  const uvec4 w1 = uvec4(lo.yzw, hi.x), w2 = uvec4(lo.zw, hi.xy), w3 = uvec4(lo.w, hi.xyz);
-  const uvec4 b = s == 0u ? lo : s == 1u ? w1 : s == 2u ? w2 : w3;
-  if ((r & 1u) == 0u) return b;
-  const uvec4 n = s == 0u ? w1 : s == 1u ? w2 : s == 2u ? w3 : hi;
-  return (b >> 16) | (n << 16);
-}
-
 // 8 consecutive elements along the contiguous dimension, zero outside M/N/K. Where all 8 lie
 // inside the operand and its contiguous dimension has unit stride in the native dtype (an
 // unaligned leading dimension or base, a ragged extent), they come from the one or two aligned

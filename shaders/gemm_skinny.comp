@@ -35,6 +35,12 @@
 layout(constant_id = 7) const uint SPLIT = 1;
 layout(constant_id = 8) const uint B_K_CONTIG = 0;
 layout(constant_id = 9) const uint STAGES = 4;
+// 1 where the host found B (as run) in f16/bf16 with unit stride along its contiguous dimension
+// but rows that are not whole 16-byte vectors (its leading dimension or batch stride not a
+// multiple of 8): load_set then reads each 8-element run as the two aligned vectors that hold it,
+// prefetched like the aligned loads, instead of leaving the set to element-wise loads at the FMAs.
+// 0: aligned problems keep the shader as measured before.
+layout(constant_id = 10) const uint UNALIGNED_GATHER = 0;
 
 // Views of B's 16-bit binding: 8 or 4 elements per load.
 layout(std430, set = 0, binding = 4) readonly buffer B16x8 { uvec4 b_vec8[]; };
@@ -77,27 +83,44 @@ vec2 unpack2(uint w) {
 }
 
 uint tid, ct, kt, n_first, b_base, batch;
-bool b_vec_ok;
+bool b_vec_ok, b_window;
+
+// Elements at..at+7 of B's 16-bit binding, all inside B, from the one or two aligned vectors
+// that hold them; `slow` stays set only where the second vector is not whole inside the bound
+// range (length()), so no read leaves the binding.
+uvec4 window8(uint at, inout bool slow) {
+  const uint q = at / 8u, r = at % 8u;
+  if (r == 0u) {
+    slow = false;
+    return b_vec8[q];
+  }
+  if (q + 1u >= uint(b_vec8.length())) return uvec4(0);
+  slow = false;
+  return shift_window(b_vec8[q], b_vec8[q + 1u], r);
+}
 
 // Load `l` of the set starting at K index `k0`: N contiguous, VEC columns of one row (uvec4
 // for 8, .xy for 4, 16-bit pairs); K contiguous, 8 K of one column. Out of range: zero. `slow`
-// when the load cannot be one vector (other dtypes or strides, a ragged end): the FMAs then
-// load element by element.
+// when the load cannot be one vector or (UNALIGNED_GATHER) an aligned pair (other dtypes or
+// strides, a ragged end): the FMAs then load element by element.
 uvec4 load_set(uint k0, uint l, out bool slow) {
   slow = false;
   if (B_K_CONTIG == 0u) {
     const uint k = k0 + kt * STAGES + l;  // consecutive rows per thread; lanes share them
     if (k >= p.K || n_first >= p.N) return uvec4(0);
     slow = !b_vec_ok || n_first + VEC > p.N;
-    if (slow) return uvec4(0);
     const uint at = b_base + k * p.b_sr + n_first;
+    if (slow && b_window && n_first + 8u <= p.N) return window8(at, slow);
+    if (slow) return uvec4(0);
     return VEC == 8u ? b_vec8[at / 8u] : uvec4(b_vec4[at / 4u], 0u, 0u);
   }
   const uint n = n_first + l % VEC, kk = k0 + (l / VEC * KT + kt) * 8u;
   if (n >= p.N || kk >= p.K) return uvec4(0);
   slow = !b_vec_ok || kk + 8u > p.K;
+  const uint at = b_base + kk + n * p.b_sc;
+  if (slow && b_window && kk + 8u <= p.K) return window8(at, slow);
   if (slow) return uvec4(0);
-  return b_vec8[(b_base + kk + n * p.b_sc) / 8u];
+  return b_vec8[at / 8u];
 }
 
 void main() {
@@ -122,6 +145,9 @@ void main() {
   const uint vec_elems = B_K_CONTIG != 0u ? 8u : VEC;
   b_vec_ok = (B_TYPE == 1u || B_TYPE == 2u) && b_base % vec_elems == 0u &&
              (B_K_CONTIG != 0u ? p.b_sr == 1u && p.b_sc % 8u == 0u : p.b_sc == 1u && p.b_sr % vec_elems == 0u);
+  // Unaligned 8-element runs from aligned vector pairs: 16-bit B, unit stride along the loaded
+  // dimension, 8 elements per load (VEC 8 where N is contiguous).
+  b_window = UNALIGNED_GATHER != 0u && (B_TYPE == 1u || B_TYPE == 2u) && (B_K_CONTIG != 0u ? p.b_sr == 1u : p.b_sc == 1u && VEC == 8u);
   // This slice's K: a multiple of BLOCK_K, so chunks never straddle two slices.
   const uint per_slice = ((p.K + SPLIT - 1u) / SPLIT + BLOCK_K - 1u) / BLOCK_K * BLOCK_K;
   const uint k_begin = min(p.K, slice * per_slice), k_end = min(p.K, k_begin + per_slice);

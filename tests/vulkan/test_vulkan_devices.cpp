@@ -193,7 +193,7 @@ TEST_CASE("vulkan devices: this device's property set, checked against its recor
   }
 }
 
-TEST_CASE("vulkan devices: coopmat reads unaligned 16-bit operands as aligned vector pairs only where a problem has one") {
+TEST_CASE("vulkan devices: coopmat and skinny read unaligned 16-bit operands as aligned vector pairs only where a problem has one") {
   const std::vector<recorded::Recorded> all = recorded::devices();
   const auto hopper = std::find_if(all.begin(), all.end(), [](const recorded::Recorded& r) { return std::string(r.label).rfind("NVIDIA Hopper", 0) == 0; });
   REQUIRE(hopper != all.end());
@@ -224,4 +224,25 @@ TEST_CASE("vulkan devices: coopmat reads unaligned 16-bit operands as aligned ve
   CHECK(ids(planning_problem(Dtype::fp8_e4m3, Dtype::f16, 4096, 4095, 4097), tile) == P{1, 1});
   // Batches 8-aligned in every other way but a batch stride of 4097 x 4096 elements: aligned.
   CHECK(ids(planning_problem(Dtype::f16, Dtype::f16, 4097, 4096, 4096, 3), tile) == P{1, 0});
+
+  // skinny: spec id 10 (UNALIGNED_GATHER), from B as run.
+  auto* skinny = dynamic_cast<VulkanFamily*>(vulkan_family(be, "skinny"));
+  REQUIRE(skinny != nullptr);
+  auto pairs = [&](const detail::Problem& p, const char* config) {
+    VulkanLaunch l;
+    const Status s = skinny->plan_launch(p, *detail::Config::parse(config), l);
+    REQUIRE_MESSAGE(s.ok(), s.message);
+    return l.spec.count > kCommonSpecIds + 3 ? l.spec.values[kCommonSpecIds + 3] : 0u;
+  };
+  const char* n_rows = "skinny:8x256x256-g1-s4-w8-k8";  // B's N contiguous
+  const char* k_runs = "skinny:8x64x512-g1-s1-w8-k8";   // B's K contiguous
+  CHECK(pairs(planning_problem(Dtype::f16, Dtype::f16, 8, 4096, 4096), n_rows) == 0u);
+  CHECK(pairs(planning_problem(Dtype::f16, Dtype::f16, 8, 4095, 4096), n_rows) == 1u);
+  CHECK(pairs(planning_problem(Dtype::bf16, Dtype::bf16, 8, 4093, 4096), n_rows) == 1u);
+  CHECK(pairs(planning_problem(Dtype::f16, Dtype::f16, 8, 4096, 4096, 1, Layout::col_major), k_runs) == 0u);
+  CHECK(pairs(planning_problem(Dtype::f16, Dtype::f16, 8, 4096, 4097, 1, Layout::col_major), k_runs) == 1u);
+  CHECK(pairs(planning_problem(Dtype::f32, Dtype::f32, 8, 4095, 4096), n_rows) == 0u);  // element-wise f32
+  // Few columns, run as D^T = B^T A^T: A's rows of 4097 are the K-contiguous B of the run.
+  CHECK(pairs(planning_problem(Dtype::f16, Dtype::f16, 4096, 8, 4097), k_runs) == 1u);
+  CHECK(pairs(planning_problem(Dtype::f16, Dtype::f16, 4096, 8, 4096), k_runs) == 0u);
 }

@@ -70,6 +70,14 @@ TEST_CASE("vulkan skinny: every config on ragged shapes, both B orientations, ep
         continue;
       }
       run_case(*ctx, fast);
+      // 16-bit B whose rows are not whole 16-byte vectors (leading dimension = extent + 1, odd:
+      // runs start at odd and even elements): its runs of 8 read as the aligned vector pairs
+      // that hold them.
+      Case pairs = fast;
+      pairs.tma_aligned = false;
+      pairs.n = fast.n + 1;
+      pairs.k = fast.k + 1;
+      run_case(*ctx, pairs);
       if (k_contig && n_ok) continue;  // the element-wise path once per config (compile time on lavapipe)
       // Element-wise path: other dtypes, unaligned rows, one row pass, batches.
       Case slow{cfg.block_m > 1 ? int64_t(cfg.block_m - 1) : int64_t(1), cfg.block_n + 7, 2 * int64_t(cfg.block_k) + 11, 2};

@@ -70,6 +70,17 @@ Problem transposed(const Problem& p) {
   return t;
 }
 
+// The shader's UNALIGNED_GATHER: B (as run) in f16/bf16 with unit stride along its contiguous
+// dimension whose rows are not whole 16-byte vectors (leading dimension or batch stride not a
+// multiple of 8). Only such problems get the pipeline with the aligned-pair loads.
+bool unaligned_gather(const Problem& p) {
+  if (p.b.dtype != OG_DTYPE_F16 && p.b.dtype != OG_DTYPE_BF16) return false;
+  const bool k_contig = b_k_contiguous(p);
+  if (!k_contig && p.b.stride_col != 1) return false;
+  const int64_t outer = k_contig ? p.b.stride_col : p.b.stride_row;
+  return outer % 8 != 0 || p.b.batch_stride % 8 != 0;
+}
+
 }  // namespace
 
 std::span<const Config> SkinnyFamily::configs() const { return kSkinnyConfigs; }
@@ -162,9 +173,9 @@ Status SkinnyFamily::plan(const Problem& given, const Config& c, VulkanLaunch& o
   // One work item per BLOCK_N columns and K slice; rows loop inside.
   out.tiles = uint64_t((p.n + c.block_n - 1) / c.block_n) * uint64_t(c.split_k);
   out.shader = Shader::skinny;
-  const uint32_t own[3] = {uint32_t(c.split_k), uint32_t(k_contig), uint32_t(c.stages)};  // ids 7..9
-  std::copy(own, own + 3, out.spec.values + kCommonSpecIds);
-  out.spec.count = kCommonSpecIds + 3;
+  const uint32_t own[4] = {uint32_t(c.split_k), uint32_t(k_contig), uint32_t(c.stages), unaligned_gather(p) ? 1u : 0u};  // ids 7..10
+  std::copy(own, own + 4, out.spec.values + kCommonSpecIds);
+  out.spec.count = kCommonSpecIds + (own[3] ? 4 : 3);
   out.shared_bytes = shared_bytes(c, l);
   if (c.split_k > 1) plan_split(p, uint32_t(c.split_k), 1, 4, out);  // partials of rows < M, columns padded to 4
   return {};
@@ -180,7 +191,8 @@ void SkinnyFamily::summarize(const VulkanLaunch& l, PlanSummary& out) const {
                       " per pass): " + std::to_string(lay.columns) + " column threads of " + std::to_string(lay.vec) + " columns x " +
                       std::to_string(lay.along_k) + " threads along K, " +
                       (v[1] ? "B's K contiguous (8-deep runs per column)" : "B's N contiguous (rows of " + std::to_string(lay.vec) + " columns)") +
-                      ", " + std::to_string(v[2]) + " load stage(s) in flight, partial sums added in a fixed order";
+                      ", " + std::to_string(v[2]) + " load stage(s) in flight, partial sums added in a fixed order" +
+                      (l.spec.count > kCommonSpecIds + 3 && v[3] ? ", B's unaligned rows read as the aligned vector pairs that hold them" : "");
   out.notes = notes + (out.notes.empty() ? "" : "; " + out.notes);
 }
 
