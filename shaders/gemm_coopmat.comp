@@ -105,7 +105,9 @@ shared uvec4 smem[SMEM_VECS];
 // Per-workgroup state (set once at the top of main).
 uint m0, n0, a_base, b_base;
 bool a_vec_ok, b_vec_ok;
-bool a_unit, b_unit;  // the native 16-bit dtype with unit stride along the contiguous dimension
+// UNALIGNED_GATHER pipelines: the operand is in the native 16-bit dtype with unit stride along
+// its contiguous dimension (its runs of 8 may come from aligned vector pairs).
+bool a_unit, b_unit;
 // The K tile in flight: global -> registers before the MMAs, registers -> shared after them.
 uvec4 a_regs[A_LOADS];
 uvec4 b_regs[B_LOADS];
