@@ -199,16 +199,21 @@ TEST_CASE("vulkan devices: coopmat and skinny read unaligned 16-bit operands as 
   REQUIRE(hopper != all.end());
   detail::vulkan::VulkanBackend be;
   be.init_modelled(hopper->props);
-  auto* coopmat = dynamic_cast<VulkanFamily*>(vulkan_family(be, "coopmat"));
-  REQUIRE(coopmat != nullptr);
-  // Spec ids 17 (SPLIT) and 18 (UNALIGNED_GATHER) as planned; absent ids keep the shader's
-  // defaults 1 and 0.
-  auto ids = [&](const detail::Problem& p, const char* config) {
+  // The specialization constant `id` of `config` (family:tile) planned for p; `absent` (the
+  // shader's default) where the plan leaves it out.
+  auto spec = [&](const detail::Problem& p, const char* config, uint32_t id, uint32_t absent) {
+    const auto c = detail::Config::parse(config);
+    REQUIRE(c.has_value());
+    auto* f = dynamic_cast<VulkanFamily*>(vulkan_family(be, std::string(c->family.view())));
+    REQUIRE(f != nullptr);
     VulkanLaunch l;
-    const Status s = coopmat->plan_launch(p, *detail::Config::parse(config), l);
+    const Status s = f->plan_launch(p, *c, l);
     REQUIRE_MESSAGE(s.ok(), s.message);
-    const uint32_t* v = l.spec.values + kCommonSpecIds;
-    return std::pair<uint32_t, uint32_t>{l.spec.count > kCommonSpecIds + 10 ? v[10] : 1u, l.spec.count > kCommonSpecIds + 11 ? v[11] : 0u};
+    return l.spec.count > id ? l.spec.values[id] : absent;
+  };
+  // coopmat: spec ids 17 (SPLIT, default 1) and 18 (UNALIGNED_GATHER, default 0).
+  auto ids = [&](const detail::Problem& p, const char* config) {
+    return std::pair<uint32_t, uint32_t>{spec(p, config, 17, 1), spec(p, config, 18, 0)};
   };
   const char* tile = "coopmat:128x256x32-g8-s1-w8";
   const char* split = "coopmat:16x256x64-g8-s1-w8-k8";
@@ -225,15 +230,8 @@ TEST_CASE("vulkan devices: coopmat and skinny read unaligned 16-bit operands as 
   // Batches 8-aligned in every other way but a batch stride of 4097 x 4096 elements: aligned.
   CHECK(ids(planning_problem(Dtype::f16, Dtype::f16, 4097, 4096, 4096, 3), tile) == P{1, 0});
 
-  // skinny: spec id 10 (UNALIGNED_GATHER), from B as run.
-  auto* skinny = dynamic_cast<VulkanFamily*>(vulkan_family(be, "skinny"));
-  REQUIRE(skinny != nullptr);
-  auto pairs = [&](const detail::Problem& p, const char* config) {
-    VulkanLaunch l;
-    const Status s = skinny->plan_launch(p, *detail::Config::parse(config), l);
-    REQUIRE_MESSAGE(s.ok(), s.message);
-    return l.spec.count > kCommonSpecIds + 3 ? l.spec.values[kCommonSpecIds + 3] : 0u;
-  };
+  // skinny: spec id 10 (UNALIGNED_GATHER, default 0), from B as run.
+  auto pairs = [&](const detail::Problem& p, const char* config) { return spec(p, config, 10, 0); };
   const char* n_rows = "skinny:8x256x256-g1-s4-w8-k8";  // B's N contiguous
   const char* k_runs = "skinny:8x64x512-g1-s1-w8-k8";   // B's K contiguous
   CHECK(pairs(planning_problem(Dtype::f16, Dtype::f16, 8, 4096, 4096), n_rows) == 0u);
