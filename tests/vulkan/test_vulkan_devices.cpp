@@ -240,6 +240,8 @@ TEST_CASE("vulkan devices: coopmat and skinny read unaligned 16-bit operands as 
   CHECK(pairs(planning_problem(Dtype::f16, Dtype::f16, 8, 4096, 4096, 1, Layout::col_major), k_runs) == 0u);
   CHECK(pairs(planning_problem(Dtype::f16, Dtype::f16, 8, 4096, 4097, 1, Layout::col_major), k_runs) == 1u);
   CHECK(pairs(planning_problem(Dtype::f32, Dtype::f32, 8, 4095, 4096), n_rows) == 0u);  // element-wise f32
+  // 16 rows per pass load 4 columns at a time where N is contiguous: no 8-element runs to pair.
+  CHECK(pairs(planning_problem(Dtype::f16, Dtype::f16, 16, 4095, 4096), "skinny:16x128x256-g1-s8-w8-k8") == 0u);
   // Few columns, run as D^T = B^T A^T: A's rows of 4097 are the K-contiguous B of the run.
   CHECK(pairs(planning_problem(Dtype::f16, Dtype::f16, 4096, 8, 4097), k_runs) == 1u);
   CHECK(pairs(planning_problem(Dtype::f16, Dtype::f16, 4096, 8, 4096), k_runs) == 0u);

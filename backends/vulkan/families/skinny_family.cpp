@@ -72,11 +72,13 @@ Problem transposed(const Problem& p) {
 
 // The shader's UNALIGNED_GATHER: B (as run) in f16/bf16 with unit stride along its contiguous
 // dimension whose rows are not whole 16-byte vectors (leading dimension or batch stride not a
-// multiple of 8). Only such problems get the pipeline with the aligned-pair loads.
-bool unaligned_gather(const Problem& p) {
+// multiple of 8), loaded 8 elements at a time (always where K is contiguous, VEC 8 where N is).
+// Only such problems get the pipeline with the aligned-pair loads: elsewhere the shader would
+// not use them, and a pipeline that differs only in this id would be compiled for nothing.
+bool unaligned_gather(const Problem& p, const Layout& l) {
   if (p.b.dtype != OG_DTYPE_F16 && p.b.dtype != OG_DTYPE_BF16) return false;
   const bool k_contig = b_k_contiguous(p);
-  if (!k_contig && p.b.stride_col != 1) return false;
+  if (!k_contig && (p.b.stride_col != 1 || l.vec != 8)) return false;
   const int64_t outer = k_contig ? p.b.stride_col : p.b.stride_row;
   return outer % 8 != 0 || p.b.batch_stride % 8 != 0;
 }
@@ -173,7 +175,7 @@ Status SkinnyFamily::plan(const Problem& given, const Config& c, VulkanLaunch& o
   // One work item per BLOCK_N columns and K slice; rows loop inside.
   out.tiles = uint64_t((p.n + c.block_n - 1) / c.block_n) * uint64_t(c.split_k);
   out.shader = Shader::skinny;
-  const uint32_t own[4] = {uint32_t(c.split_k), uint32_t(k_contig), uint32_t(c.stages), unaligned_gather(p) ? 1u : 0u};  // ids 7..10
+  const uint32_t own[4] = {uint32_t(c.split_k), uint32_t(k_contig), uint32_t(c.stages), unaligned_gather(p, l) ? 1u : 0u};  // ids 7..10
   std::copy(own, own + 4, out.spec.values + kCommonSpecIds);
   out.spec.count = kCommonSpecIds + (own[3] ? 4 : 3);
   out.shared_bytes = shared_bytes(c, l);
