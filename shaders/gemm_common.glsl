@@ -69,16 +69,7 @@ int num_pid_n() { return int((p.N + BLOCK_N - 1u) / BLOCK_N); }
 // count by less than one row of x; the workgroups past the end have nothing to do).
 uint work_item_id() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }
 
-// Elements r..r+7 (r = 1..7) of the 16 16-bit elements in lo, hi (two aligned 16-byte vectors,
-// element e in the low half of word e / 2 first): the unaligned vector they hold.
-uvec4 shift_window(uvec4 lo, uvec4 hi, uint r) {
-  const uint s = r / 2u;
-  const uvec4 w1 = uvec4(lo.yzw, hi.x), w2 = uvec4(lo.zw, hi.xy), w3 = uvec4(lo.w, hi.xyz);
-  const uvec4 b = s == 0u ? lo : s == 1u ? w1 : s == 2u ? w2 : w3;
-  if ((r & 1u) == 0u) return b;
-  const uvec4 n = s == 0u ? w1 : s == 1u ? w2 : s == 2u ? w3 : hi;
-  return (b >> 16) | (n << 16);
-}
+#include "shift_window.glsl"
 
 float decode_f16(uint h) {
   uint e = (h >> 10) & 31u, m = h & 1023u;

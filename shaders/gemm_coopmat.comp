@@ -59,6 +59,11 @@ layout(std430, set = 0, binding = 16) writeonly buffer Workspace { float ws[]; }
 // dimension, that is not vector-aligned: gather_a/gather_b then read its runs of 8 as the two
 // aligned vectors that hold them. 0 (aligned problems): element by element only, less code.
 layout(constant_id = 18) const uint UNALIGNED_GATHER = 0;
+// Bit 0 A, bit 1 B: the operand is a copy made by operand_copy.comp (vulkan.coopmat_repack), its
+// lines zero-padded to whole vectors, so they are read whole even where the extent along the
+// contiguous dimension is ragged (the padding's zeros add nothing to the sums; M and N beyond the
+// extents only reach outputs that are never stored).
+layout(constant_id = 19) const uint PADDED = 0;
 
 // Vector views of the same bindings (descriptor aliasing): 8 16-bit inputs per A/B load, 4
 // outputs per D store, used where the contiguous dimension, the strides and the base allow.
@@ -217,12 +222,13 @@ void main() {
   b_base = p.b_off + batch * p.b_bs;
   // 16-byte loads: the native 16-bit dtype, contiguous inner dimension whose extent, the outer
   // stride and the base are multiples of 8 elements (a vector is then all inside or all outside).
+  const bool a_pad = (PADDED & 1u) != 0u, b_pad = (PADDED & 2u) != 0u;
   a_vec_ok = A_TYPE == MUL_DTYPE && a_base % 8u == 0u &&
-             (A_M_CONTIG != 0u ? p.a_sr == 1u && p.a_sc % 8u == 0u && p.M % 8u == 0u
-                               : p.a_sc == 1u && p.a_sr % 8u == 0u && p.K % 8u == 0u);
+             (A_M_CONTIG != 0u ? p.a_sr == 1u && p.a_sc % 8u == 0u && (a_pad || p.M % 8u == 0u)
+                               : p.a_sc == 1u && p.a_sr % 8u == 0u && (a_pad || p.K % 8u == 0u));
   b_vec_ok = B_TYPE == MUL_DTYPE && b_base % 8u == 0u &&
-             (B_K_CONTIG != 0u ? p.b_sr == 1u && p.b_sc % 8u == 0u && p.K % 8u == 0u
-                               : p.b_sc == 1u && p.b_sr % 8u == 0u && p.N % 8u == 0u);
+             (B_K_CONTIG != 0u ? p.b_sr == 1u && p.b_sc % 8u == 0u && (b_pad || p.K % 8u == 0u)
+                               : p.b_sc == 1u && p.b_sr % 8u == 0u && (b_pad || p.N % 8u == 0u));
   a_unit = UNALIGNED_GATHER != 0u && A_TYPE == MUL_DTYPE && (A_M_CONTIG != 0u ? p.a_sr == 1u : p.a_sc == 1u);
   b_unit = UNALIGNED_GATHER != 0u && B_TYPE == MUL_DTYPE && (B_K_CONTIG != 0u ? p.b_sr == 1u : p.b_sc == 1u);
 

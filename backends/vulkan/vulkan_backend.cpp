@@ -63,7 +63,7 @@ Status VulkanBackend::check_problem(const Problem& p) const {
 // driver takes 0.5-1 s of back-to-back dispatches to raise it again; CPU implementations
 // (lavapipe) run at the host's clocks.
 bool VulkanBackend::usable(const KernelFamily* f) const {
-  if (f == &coopmat_) return dev_.coopmat.ok;
+  if (f == &coopmat_ || f == &coopmat_repack_) return dev_.coopmat.ok;
   if (f == &coopmat2_) return dev_.coopmat2.ok;
   return f == &portable_ || f == &skinny_;
 }

@@ -83,7 +83,8 @@ class VulkanBackend final : public Backend {
   // capture: until time_ms submits (its pool is reset when the next timing starts, at most 64 runs);
   // caller: until the caller's command buffer has run, which only the caller knows (kept until
   // the context is destroyed).
-  enum class DescriptorUse { own, capture, caller };
+  // own_more: own, a further set of the recording whose first set reset the pool.
+  enum class DescriptorUse { own, own_more, capture, caller };
 
   struct Allocation {
     VkDeviceMemory memory = VK_NULL_HANDLE;
@@ -105,13 +106,22 @@ class VulkanBackend final : public Backend {
   };
   // A pool of `chain` with a set free (mutex_ held).
   Status pool_with_room(PoolChain& chain, VkDescriptorPool& out);
-  // `workspace`: split-K's buffer, or VK_NULL_HANDLE.
-  Status descriptor_set_for(const Problem& p, VkBuffer workspace, DescriptorUse use, VkDescriptorSet& set);
-  // Split-K's workspace of at least `bytes` (mutex_ held): one per context, shared by its GEMMs,
-  // which the barrier each recording starts with orders on a queue.
+  // The set of p's buffers; `workspace`: the launch's (the caller's or the context's), or
+  // VK_NULL_HANDLE; operands present in `copied` (A, B) bound to their copies in the workspace.
+  Status descriptor_set_for(const Problem& p, VkBuffer workspace, const VulkanLaunch::OperandCopy* copied, DescriptorUse use,
+                            VkDescriptorSet& set);
+  // The context's workspace of at least `bytes` (mutex_ held): one per context, shared by its
+  // GEMMs, which the barrier each recording starts with orders on a queue.
   Status workspace_locked(uint64_t bytes, VkBuffer& out);
   Status descriptor_set_with(const VkBuffer (&per_binding)[kBindings], DescriptorUse use, VkDescriptorSet& set,
-                             VkDeviceSize workspace_offset = 0);
+                             const VkDeviceSize (&offsets)[kBindings]);
+  // operand_copy.comp's pipeline: kCopyThreads invocations per workgroup.
+  static Specialization copy_spec() {
+    Specialization s;
+    s.values[0] = VulkanLaunch::kCopyThreads;
+    s.count = 1;
+    return s;
+  }
   // vulkan_quantize.cpp: one pass of shaders/block_quantize.comp over `count` invocations.
   Status record_block_pass(uint32_t op, const Operand& plain, const Operand& blocked, bool operand_b, VkBuffer amax,
                            uint32_t global_bits, uint64_t count, void* stream);
@@ -152,9 +162,11 @@ class VulkanBackend final : public Backend {
 
   PortableFamily portable_{*this};
   CoopmatFamily coopmat_{*this};
+  CoopmatRepackFamily coopmat_repack_{*this, coopmat_};
   Coopmat2Family coopmat2_{*this};
   SkinnyFamily skinny_{*this};
-  KernelFamily* const all_[4] = {&coopmat_, &coopmat2_, &skinny_, &portable_};  // fastest first (skinny: on few rows)
+  // Fastest first (skinny: on few rows; coopmat_repack: on operands coopmat would gather).
+  KernelFamily* const all_[5] = {&coopmat_, &coopmat_repack_, &coopmat2_, &skinny_, &portable_};
 
 };
 

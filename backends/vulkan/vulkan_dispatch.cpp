@@ -60,23 +60,29 @@ Status VulkanBackend::pool_with_room(PoolChain& chain, VkDescriptorPool& out) {
   return {};
 }
 
-// One descriptor set with every binding written (unused ones point at D's buffer).
-Status VulkanBackend::descriptor_set_for(const Problem& p, VkBuffer workspace, DescriptorUse use, VkDescriptorSet& set) {
+// One descriptor set with every binding written (unused ones point at D's buffer). `workspace`:
+// the context's, the caller's (og_gemm_desc.workspace, 256-byte aligned: p.workspace) or
+// VK_NULL_HANDLE; an operand in `copied` (0 A, 1 B) is bound to the workspace at its copy's
+// offset.
+Status VulkanBackend::descriptor_set_for(const Problem& p, VkBuffer workspace, const VulkanLaunch::OperandCopy* copied,
+                                         DescriptorUse use, VkDescriptorSet& set) {
   auto buf = [&](const og_memory& m) { return reinterpret_cast<VkBuffer>(uintptr_t(m.vk_buffer)); };
   const VkBuffer d = buf(p.d.mem);
-  const VkBuffer a = p.a.present ? buf(p.a.mem) : d, b = p.b.present ? buf(p.b.mem) : d;
   const VkBuffer c = p.c.present ? buf(p.c.mem) : d, bias = p.bias_mode != OG_BIAS_NONE ? buf(p.bias) : d;
   const VkBuffer as = p.a.present && p.a.scale.present() ? buf(p.a.scale.mem) : d;
   const VkBuffer bs = p.b.present && p.b.scale.present() ? buf(p.b.scale.mem) : d;
-  // Split-K's workspace: the caller's (og_gemm_desc.workspace, 256-byte aligned) or the context's.
-  const bool caller_ws = workspace && p.has_workspace();
-  const VkBuffer ws = caller_ws ? buf(p.workspace) : workspace ? workspace : d;
+  const VkBuffer ws = workspace ? workspace : d;
+  const VkDeviceSize ws_at = workspace && p.has_workspace() ? p.workspace.offset : 0;
+  const bool in_ws[2] = {copied && copied[0].present, copied && copied[1].present};
+  const VkBuffer a = in_ws[0] ? ws : p.a.present ? buf(p.a.mem) : d, b = in_ws[1] ? ws : p.b.present ? buf(p.b.mem) : d;
+  const VkDeviceSize a_at = in_ws[0] ? ws_at + copied[0].offset : 0, b_at = in_ws[1] ? ws_at + copied[1].offset : 0;
   const VkBuffer per_binding[kBindings] = {a, a, a, b, b, b, c, c, d, d, bias, bias, as, as, bs, bs, ws};
-  return descriptor_set_with(per_binding, use, set, caller_ws ? p.workspace.offset : 0);
+  const VkDeviceSize offsets[kBindings] = {a_at, a_at, a_at, b_at, b_at, b_at, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ws_at};
+  return descriptor_set_with(per_binding, use, set, offsets);
 }
 
 Status VulkanBackend::descriptor_set_with(const VkBuffer (&per_binding)[kBindings], DescriptorUse use, VkDescriptorSet& set,
-                                          VkDeviceSize workspace_offset) {
+                                          const VkDeviceSize (&offsets)[kBindings]) {
   const Vk& vk = dev_.vk;
   VkDescriptorPool pool = sync_pool_;
   if (use == DescriptorUse::capture) {
@@ -92,7 +98,7 @@ Status VulkanBackend::descriptor_set_with(const VkBuffer (&per_binding)[kBinding
   VkDescriptorBufferInfo infos[kBindings];
   VkWriteDescriptorSet writes[kBindings];
   for (uint32_t i = 0; i < kBindings; ++i) {
-    infos[i] = {per_binding[i], i == kWorkspaceBinding ? workspace_offset : 0, VK_WHOLE_SIZE};
+    infos[i] = {per_binding[i], offsets[i], VK_WHOLE_SIZE};
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, nullptr, set, i, 0, 1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nullptr, &infos[i], nullptr};
   }
   vk.vkUpdateDescriptorSets(dev_.device, kBindings, writes, 0, nullptr);
@@ -152,9 +158,12 @@ Status VulkanBackend::prepare_pipeline(const VulkanLaunch& l) {
   const uint64_t made = pipelines_.set().stats().created;
   Status s = pipelines_.set().acquire(l.shader, l.spec, PipelineSet::Use::prepare, pipeline, hold);
   HoldGuard guard{pipelines_.set(), hold};
-  VkPipeline reduce = VK_NULL_HANDLE;
-  HoldGuard reduce_guard{pipelines_.set(), {}};
-  if (s && l.workspace_bytes) s = pipelines_.set().acquire(l.reduce_shader, l.reduce_spec, PipelineSet::Use::prepare, reduce, reduce_guard.hold);
+  VkPipeline reduce = VK_NULL_HANDLE, copy = VK_NULL_HANDLE;
+  HoldGuard reduce_guard{pipelines_.set(), {}}, copy_guard{pipelines_.set(), {}};
+  if (s && l.reduce_groups)
+    s = pipelines_.set().acquire(l.reduce_shader, l.reduce_spec, PipelineSet::Use::prepare, reduce, reduce_guard.hold);
+  if (s && (l.copy[0].present || l.copy[1].present))
+    s = pipelines_.set().acquire(Shader::operand_copy, copy_spec(), PipelineSet::Use::prepare, copy, copy_guard.hold);
   if (!s || !dev_.cpu_device || pipelines_.set().stats().created == made) return s;
   // Mesa's lavapipe translates the pipeline to machine code at its first dispatch, not at its
   // creation: one dispatch of an empty problem (every workgroup returns at once) does it now.
@@ -164,8 +173,9 @@ Status VulkanBackend::prepare_pipeline(const VulkanLaunch& l) {
   const VkBuffer b = reinterpret_cast<VkBuffer>(uintptr_t(scratch_.vk_buffer));
   VkBuffer per_binding[kBindings];
   std::fill(per_binding, per_binding + kBindings, b);
+  const VkDeviceSize offsets[kBindings] = {};
   VkDescriptorSet set;
-  if (!(s = descriptor_set_with(per_binding, DescriptorUse::own, set)) || !(s = begin(cmd_))) return s;
+  if (!(s = descriptor_set_with(per_binding, DescriptorUse::own, set, offsets)) || !(s = begin(cmd_))) return s;
   const Vk& vk = dev_.vk;
   vk.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   vk.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_.layout(), 0, 1, &set, 0, nullptr);
@@ -173,8 +183,9 @@ Status VulkanBackend::prepare_pipeline(const VulkanLaunch& l) {
   pc.epilogue = 7;  // no C term; M = N = K = 0: no work items
   vk.vkCmdPushConstants(cmd_, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
   vk.vkCmdDispatch(cmd_, 1, 1, 1);
-  if (reduce) {
-    vk.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, reduce);
+  for (VkPipeline extra : {reduce, copy}) {  // their push constants are zero too: no work items
+    if (!extra) continue;
+    vk.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, extra);
     vk.vkCmdDispatch(cmd_, 1, 1, 1);
   }
   return submit_and_wait(cmd_);
@@ -183,66 +194,94 @@ Status VulkanBackend::prepare_pipeline(const VulkanLaunch& l) {
 Status VulkanBackend::record(const VulkanLaunch& l, void* stream) {
   if (!dev_.device) return error(StatusCode::unsupported, "vulkan: " + dev_.info.name + " is a modelled device; it runs nothing");
   const Vk& vk = dev_.vk;
-  // Work items over x and y, batches over z in pieces of at most the device's counts.
+  // Workgroups over x and y (at most the device's count along x), batches over z in pieces of at
+  // most its count along z.
   const uint64_t max_x = dev_.max_groups[0], max_z = dev_.max_groups[2];
-  const uint64_t gx = std::max<uint64_t>(1, std::min(max_x, l.tiles)), gy = (l.tiles + gx - 1) / gx;
-  if (gy > dev_.max_groups[1])
-    return error(StatusCode::unsupported, "vulkan: " + std::to_string(l.tiles) + " workgroups per batch exceed the device's " +
-                                              std::to_string(max_x) + " x " + std::to_string(dev_.max_groups[1]));
-  const uint64_t rx = std::max<uint64_t>(1, std::min(max_x, l.reduce_groups)), ry = (l.reduce_groups + rx - 1) / rx;
-  if (ry > dev_.max_groups[1])
-    return error(StatusCode::unsupported, "vulkan: split-K's " + std::to_string(l.reduce_groups) + " reduction workgroups per batch exceed the device's " +
-                                              std::to_string(max_x) + " x " + std::to_string(dev_.max_groups[1]));
+  struct Grid {
+    uint64_t x, y;
+  };
+  auto grid = [&](uint64_t groups, const char* what, Grid& g) -> Status {
+    g.x = std::max<uint64_t>(1, std::min(max_x, groups));
+    g.y = (groups + g.x - 1) / g.x;
+    if (g.y > dev_.max_groups[1])
+      return error(StatusCode::unsupported, std::string("vulkan: ") + what + std::to_string(groups) +
+                                                " workgroups per batch exceed the device's " + std::to_string(max_x) + " x " +
+                                                std::to_string(dev_.max_groups[1]));
+    return {};
+  };
+  Grid gemm{}, rg{}, cg[2]{};
+  Status s = grid(l.tiles, "", gemm);
+  if (s && l.reduce_groups) s = grid(l.reduce_groups, "split-K's reduction: ", rg);
+  for (int i = 0; i < 2 && s; ++i)
+    if (l.copy[i].present) s = grid(l.copy[i].groups, "the operand copy: ", cg[i]);
+  if (!s) return s;
+  const bool copies = l.copy[0].present || l.copy[1].present;
   const PipelineSet::Use pipeline_use = stream ? PipelineSet::Use::caller : PipelineSet::Use::submit;
-  VkPipeline pipeline, reduce = VK_NULL_HANDLE;
-  HoldGuard guard{pipelines_.set(), {}}, reduce_guard{pipelines_.set(), {}};
-  Status s = pipelines_.set().acquire(l.shader, l.spec, pipeline_use, pipeline, guard.hold);
-  if (s && l.workspace_bytes) s = pipelines_.set().acquire(l.reduce_shader, l.reduce_spec, pipeline_use, reduce, reduce_guard.hold);
+  VkPipeline pipeline, reduce = VK_NULL_HANDLE, copy = VK_NULL_HANDLE;
+  HoldGuard guard{pipelines_.set(), {}}, reduce_guard{pipelines_.set(), {}}, copy_guard{pipelines_.set(), {}};
+  s = pipelines_.set().acquire(l.shader, l.spec, pipeline_use, pipeline, guard.hold);
+  if (s && l.reduce_groups) s = pipelines_.set().acquire(l.reduce_shader, l.reduce_spec, pipeline_use, reduce, reduce_guard.hold);
+  if (s && copies) s = pipelines_.set().acquire(Shader::operand_copy, copy_spec(), pipeline_use, copy, copy_guard.hold);
   if (!s) return s;
   std::lock_guard<std::mutex> lock(mutex_);
-  VkBuffer workspace = VK_NULL_HANDLE;  // the context's, unless the caller passed one (descriptor_set_for)
+  // The caller's workspace where it passed one (validated against workspace_bytes), else the
+  // context's.
+  VkBuffer workspace = VK_NULL_HANDLE;
   if (l.workspace_bytes && !l.problem->has_workspace() && !(s = workspace_locked(l.workspace_bytes, workspace))) return s;
   if (l.workspace_bytes && l.problem->has_workspace()) workspace = reinterpret_cast<VkBuffer>(uintptr_t(l.problem->workspace.vk_buffer));
   // Record into: the caller's command buffer, else this thread's timing capture, else our own.
   const bool capturing = capture_ != VK_NULL_HANDLE && capture_thread_ == std::this_thread::get_id();
   const DescriptorUse use = stream ? DescriptorUse::caller : capturing ? DescriptorUse::capture : DescriptorUse::own;
-  VkDescriptorSet set;
-  if (!(s = descriptor_set_for(*l.problem, workspace, use, set))) return s;
+  // The copies read the caller's operands; the GEMM reads the copied ones from the workspace.
+  VkDescriptorSet set, copy_set = VK_NULL_HANDLE;
+  if (copies && !(s = descriptor_set_for(*l.given, workspace, nullptr, use, copy_set))) return s;
+  const DescriptorUse next = copies && use == DescriptorUse::own ? DescriptorUse::own_more : use;
+  if (!(s = descriptor_set_for(*l.problem, workspace, l.copy, next, set))) return s;
   VkCommandBuffer cmd = stream ? static_cast<VkCommandBuffer>(stream) : capturing ? capture_ : VK_NULL_HANDLE;
   const bool own = cmd == VK_NULL_HANDLE;
   if (own && !(s = begin(cmd_))) return s;
   if (own) cmd = cmd_;
-  // Successive GEMMs in one command buffer may share D: order them.
-  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT,
-                          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
-  vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0,
-                          nullptr);
-  vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   const VkPipelineLayout layout = pipelines_.layout();
+  // Successive GEMMs in one command buffer may share D and the workspace; each dispatch of this
+  // launch reads what the one before it wrote: every step starts with a barrier.
+  auto barrier = [&] {
+    VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT,
+                      VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &b, 0, nullptr, 0,
+                            nullptr);
+  };
+  auto dispatch = [&](const void* push, uint32_t push_bytes, uint32_t* batch_base, uint64_t batches, const Grid& g) {
+    for (uint64_t b0 = 0; b0 < batches; b0 += max_z) {
+      *batch_base = uint32_t(b0);
+      vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+      vk.vkCmdDispatch(cmd, uint32_t(g.x), uint32_t(g.y), uint32_t(std::min(max_z, batches - b0)));
+    }
+  };
+  barrier();
+  if (copies) {
+    vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, copy);
+    vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &copy_set, 0, nullptr);
+    for (int i = 0; i < 2; ++i) {
+      if (!l.copy[i].present) continue;
+      CopyPushConstants cp = l.copy[i].push;
+      dispatch(&cp, sizeof cp, &cp.batch_base, l.copy[i].batch, cg[i]);
+    }
+    barrier();
+  }
+  vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
   PushConstants pc = l.push;
-  for (uint64_t b0 = 0; b0 < l.batch; b0 += max_z) {
-    pc.batch_base = uint32_t(b0);
-    vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-    vk.vkCmdDispatch(cmd, uint32_t(gx), uint32_t(gy), uint32_t(std::min(max_z, l.batch - b0)));
-  }
+  dispatch(&pc, sizeof pc, &pc.batch_base, l.batch, gemm);
   if (reduce) {  // split-K: every slice's partial sums are written before they are added
-    VkMemoryBarrier partials{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT};
-    vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &partials, 0, nullptr,
-                            0, nullptr);
+    barrier();
     vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, reduce);
-    for (uint64_t b0 = 0; b0 < l.batch; b0 += max_z) {
-      pc.batch_base = uint32_t(b0);
-      vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-      vk.vkCmdDispatch(cmd, uint32_t(rx), uint32_t(ry), uint32_t(std::min(max_z, l.batch - b0)));
-    }
+    dispatch(&pc, sizeof pc, &pc.batch_base, l.batch, rg);
   }
   if (capturing) {  // the capture's submission is what ends its use (time_ms)
-    capture_holds_.push_back(guard.hold);
-    guard.hold = {};
-    if (reduce) {
-      capture_holds_.push_back(reduce_guard.hold);
-      reduce_guard.hold = {};
+    for (HoldGuard* g : {&guard, &reduce_guard, &copy_guard}) {
+      if (!g->hold.entry) continue;
+      capture_holds_.push_back(g->hold);
+      g->hold = {};
     }
   }
   if (own) return submit_and_wait(cmd_);

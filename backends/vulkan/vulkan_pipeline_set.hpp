@@ -24,8 +24,10 @@
 
 namespace omnigemm::detail::vulkan {
 
-enum class Shader : uint32_t { portable, coopmat, coopmat_bf16, coopmat2, coopmat2_bf16, block_quantize, skinny, splitk_reduce };
-constexpr int kShaderCount = 8;
+enum class Shader : uint32_t {
+  portable, coopmat, coopmat_bf16, coopmat2, coopmat2_bf16, block_quantize, skinny, splitk_reduce, operand_copy
+};
+constexpr int kShaderCount = 9;
 
 // Specialization constants ids 0..count-1 (ids past `count` keep the shader's defaults).
 struct Specialization {

@@ -14,6 +14,7 @@
 #include "gemm_portable.spv.h"
 #include "gemm_skinny.spv.h"
 #include "gemm_splitk_reduce.spv.h"
+#include "operand_copy.spv.h"
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
 #include "gemm_coopmat.spv.h"
 #endif
@@ -112,6 +113,7 @@ Status VulkanPipelines::create(const VulkanDevice& dev) {
   if (s) s = add_modules(og_spv_gemm_skinny, sizeof(og_spv_gemm_skinny), false, Shader::skinny, Shader::skinny);
   if (s) s = add_modules(og_spv_gemm_splitk_reduce, sizeof(og_spv_gemm_splitk_reduce), false, Shader::splitk_reduce, Shader::splitk_reduce);
   if (s) s = add_modules(og_spv_block_quantize, sizeof(og_spv_block_quantize), false, Shader::block_quantize, Shader::block_quantize);
+  if (s) s = add_modules(og_spv_operand_copy, sizeof(og_spv_operand_copy), false, Shader::operand_copy, Shader::operand_copy);
   if (!s) return s;
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
   if (dev.coopmat.ok &&

@@ -37,6 +37,17 @@ struct PushConstants {
 };
 static_assert(sizeof(PushConstants) == 128, "push constants must stay within the 128 bytes every device has");
 
+// operand_copy.comp's push constants (its own block within the same 128-byte range): one 16-bit
+// operand's lines copied into the workspace as whole zero-padded 16-byte vectors.
+struct CopyPushConstants {
+  uint32_t operand;                   // 0: A's bindings, 1: B's
+  uint32_t lines, line_len;           // per batch
+  uint32_t src_off, src_line, src_elem, src_batch;  // elements
+  uint32_t dst_off, dst_line, dst_batch;            // 16-byte vectors
+  uint32_t batch_base;
+};
+static_assert(sizeof(CopyPushConstants) <= sizeof(PushConstants), "the copy's push constants must fit the shared range");
+
 // The epilogue options as gemm_common.glsl's push-constant word: C's og_dtype (7: no C term), D's,
 // the bias mode and dtype, the activation. Run-time values the shaders branch on uniformly, so
 // that they select no pipeline.

@@ -98,8 +98,9 @@ Status VulkanBackend::record_block_pass(uint32_t op, const Operand& plain, const
   const VkBuffer pb = buffer_of(plain.mem), eb = buffer_of(blocked.mem), sb = buffer_of(s.mem);
   const VkBuffer aux = amax ? amax : pb;
   const VkBuffer per_binding[kBindings] = {pb, pb, pb, pb, pb, eb, pb, pb, pb, pb, pb, pb, sb, sb, aux, pb, pb};
+  const VkDeviceSize offsets[kBindings] = {};
   VkDescriptorSet set;
-  if (!(st = descriptor_set_with(per_binding, use, set))) return st;
+  if (!(st = descriptor_set_with(per_binding, use, set, offsets))) return st;
   VkCommandBuffer cmd = stream ? static_cast<VkCommandBuffer>(stream) : capturing ? capture_ : VK_NULL_HANDLE;
   const bool own = cmd == VK_NULL_HANDLE;
   if (own && !(st = begin(cmd_))) return st;

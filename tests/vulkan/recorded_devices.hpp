@@ -31,6 +31,8 @@
 // x arrays x CUs): 132 SMs (H100 SXM), 128 (RTX 4090), 96 CUs (RX 7900 XTX); ANV reports none.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <string>
 #include <vector>
 
@@ -177,6 +179,15 @@ inline std::vector<Recorded> devices() {
     out.push_back({"Mesa lavapipe (llvmpipe, LLVM 15, 256-bit)", true, p, {}});
   }
   return out;
+}
+
+// The recorded device whose label starts with `prefix` (fails the test where none does).
+inline const Recorded& record(const char* prefix) {
+  static const std::vector<Recorded> all = devices();
+  for (const Recorded& r : all)
+    if (std::string(r.label).rfind(prefix, 0) == 0) return r;
+  FAIL("no recorded device " << prefix);
+  return all.front();
 }
 
 }  // namespace omnigemm::test::recorded

@@ -28,21 +28,13 @@ std::string choice(detail::Backend& be, int64_t m, int64_t n, int64_t k, Layout 
 
 }  // namespace
 
-const recorded::Recorded& record(const char* prefix) {
-  static const std::vector<recorded::Recorded> all = recorded::devices();
-  for (const recorded::Recorded& r : all)
-    if (std::string(r.label).rfind(prefix, 0) == 0) return r;
-  FAIL("no recorded device " << prefix);
-  return all.front();
-}
-
 TEST_CASE("vulkan decode choice: the recorded H100 streams decode shapes, splits K over few tiles, keeps large squares") {
   if (!detail::vulkan::BuiltShaders::of_this_build().coopmat) {
     MESSAGE("SKIPPED vulkan decode choice (H100): this build has no cooperative-matrix shaders");
     return;
   }
   detail::vulkan::VulkanBackend be;
-  be.init_modelled(record("NVIDIA Hopper").props);
+  be.init_modelled(recorded::record("NVIDIA Hopper").props);
   for (Layout lb : {Layout::row_major, Layout::col_major}) {
     CAPTURE(int(lb));
     for (auto nk : {std::pair<int64_t, int64_t>{4096, 4096}, {14336, 4096}, {4096, 14336}}) {
@@ -84,7 +76,7 @@ TEST_CASE("vulkan decode choice: the recorded H100 streams decode shapes, splits
 
 TEST_CASE("vulkan decode choice: lavapipe streams decode shapes and keeps the portable family elsewhere") {
   detail::vulkan::VulkanBackend be;
-  be.init_modelled(record("Mesa lavapipe").props);
+  be.init_modelled(recorded::record("Mesa lavapipe").props);
   for (Layout lb : {Layout::row_major, Layout::col_major})
     for (int64_t m : {1, 16, 32}) {
       CAPTURE(m);

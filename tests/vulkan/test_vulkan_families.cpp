@@ -32,11 +32,12 @@ TEST_CASE("vulkan: the device's families, fastest first, and their tables") {
   if (!ctx) return;
   auto& be = detail::context_backend(ctx->c_handle());
   const auto all = be.families();
-  REQUIRE(all.size() == 4);
+  REQUIRE(all.size() == 5);
   CHECK(std::string(all[0]->name()) == "coopmat");
-  CHECK(std::string(all[1]->name()) == "coopmat2");
-  CHECK(std::string(all[2]->name()) == "skinny");
-  CHECK(std::string(all[3]->name()) == "portable");
+  CHECK(std::string(all[1]->name()) == "coopmat_repack");
+  CHECK(std::string(all[2]->name()) == "coopmat2");
+  CHECK(std::string(all[3]->name()) == "skinny");
+  CHECK(std::string(all[4]->name()) == "portable");
   // Every device runs portable; the others refuse every config where the device cannot run them.
   std::vector<const detail::KernelFamily*> listed;
   for (const detail::KernelFamily* f : all)
@@ -47,8 +48,9 @@ TEST_CASE("vulkan: the device's families, fastest first, and their tables") {
   for (const detail::KernelFamily* f : all)
     if (!lists(be, f))
       for (const detail::Config& c : f->configs()) CHECK_FALSE(f->can_implement(any, c).ok());
-  // coopmat2 builds on coopmat: never listed without it.
-  if (lists(be, vulkan_family(be, "coopmat2"))) CHECK(lists(be, vulkan_family(be, "coopmat")));
+  // coopmat2 and coopmat_repack build on coopmat: never listed without it.
+  for (const char* on_coopmat : {"coopmat2", "coopmat_repack"})
+    if (lists(be, vulkan_family(be, on_coopmat))) CHECK(lists(be, vulkan_family(be, "coopmat")));
   if (contains(be.device().name, "llvmpipe")) CHECK(listed.size() == 2);  // lavapipe: no cooperative matrices (skinny, portable)
   // Every row names its family, round-trips through its text form, and has no form.
   for (const detail::KernelFamily* f : all) {
@@ -67,8 +69,8 @@ TEST_CASE("vulkan: the device's families, fastest first, and their tables") {
   // The cost hints rank coopmat over coopmat2 over portable for 16-bit inputs.
   const detail::Problem p = planning_problem(Dtype::f16, Dtype::f16, 512, 512, 512);
   const double e_coopmat = all[0]->hints(p, all[0]->configs()[0]).efficiency;
-  const double e_coopmat2 = all[1]->hints(p, all[1]->configs()[0]).efficiency;
-  const double e_portable = all[3]->hints(p, all[3]->configs()[0]).efficiency;
+  const double e_coopmat2 = all[2]->hints(p, all[2]->configs()[0]).efficiency;
+  const double e_portable = all[4]->hints(p, all[4]->configs()[0]).efficiency;
   CHECK(e_coopmat > e_coopmat2);
   CHECK(e_coopmat2 > e_portable);
   CHECK(e_portable > 0);

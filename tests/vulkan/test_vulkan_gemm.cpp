@@ -99,7 +99,7 @@ TEST_CASE("vulkan: every portable config the device can run, forced, on edge sha
   }
   const Status none = run_probe(*ctx, Dtype::f32, "nosuch:128x128x32-g8-s1-w4");
   CHECK(none.code == StatusCode::unsupported);
-  CHECK_MESSAGE(none.message.find("vulkan: coopmat, coopmat2, skinny, portable") != std::string::npos, none.message);
+  CHECK_MESSAGE(none.message.find("vulkan: coopmat, coopmat_repack, coopmat2, skinny, portable") != std::string::npos, none.message);
   check_no_validation_messages();
 }
 

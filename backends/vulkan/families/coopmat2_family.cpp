@@ -1,6 +1,7 @@
 // vulkan.coopmat2: gemm_coopmat2.comp, NV cooperative matrix 2 (one workgroup-scope accumulator
 // per tile, flexible dimensions, tensor addressing).
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "../vulkan_backend.hpp"
@@ -104,12 +105,29 @@ Status Coopmat2Family::can_implement(const Problem& p, const Config& c) const {
 }
 
 // Workgroup-scope cooperative matrices, staged by the driver: on the H100 its tiles ran at
-// 175-222 TFLOP/s f16 at 8192^3, below the KHR family's best (236), so it ranks second.
+// 175-222 TFLOP/s f16 at 8192^3, below the KHR family's best (236), so it ranks second. An
+// operand it gathers, or tensor-loads with a leading dimension off 8 elements, costs it about
+// two thirds of its rate, whatever K: on the H200 (f16, both operands so) 2047x2049x2051 took
+// 433 us (coopmat on aligned copies 212), 4981x13131x11219 18.4 ms (7.1), 12016x4237x7 1243 us
+// (coopmat gathering 412), 94 x 12179 x 1 in 11 batches 408 us (cuBLAS 30).
 CostHints Coopmat2Family::hints(const Problem& p, const Config& c) const {
   CostHints h;
   h.efficiency = 0.20;
   h.factor = residency_factor(p, c);  // as coopmat's K loop, assumed (no split-K here)
   if (h.factor < 1) h.note = "fewer work items than the compute units need to hide the K loop's load latency";
+  const Loads l = loads_of(p);
+  if (const int slow = (l.a == 0 || !l.a_ld8) + (l.b == 0 || !l.b_ld8)) {
+    h.factor *= std::pow(0.3, slow);
+    if (!h.note) h.note = "each operand gathered or off 8-element rows costs about two thirds of the rate";
+  }
+  // Its element-wise epilogue (any D but a row-major f32 one, stored as a tensor) is slow: about
+  // 100 us per wave of 256x128 tiles whatever K (H200, f16: 94 x 12179 x 1 in 11 batches, 4
+  // waves, 408 us; 122 x 16139 x 2 105 us; 7668 x 35 x 2 on 64x128 tiles 40 us).
+  if (!l.d_tensor) {
+    const double tiles = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch);
+    const double waves = std::ceil(tiles / std::max(1, limits().compute_units));
+    h.latency_us = waves * (30.0 + 70.0 * double(c.block_m) * c.block_n / (256.0 * 128.0));
+  }
   return h;
 }
 

@@ -48,27 +48,41 @@ int64_t shared_bytes(const Problem& p, const Config& c, const CoopmatShape& cm) 
   return 16 * std::max(int64_t(c.stages) * (a_tile + b_tile), epilogue);
 }
 
-// An operand the shader stages with one aligned 16-byte load per 8 elements where its base allows:
-// unit stride along its contiguous dimension, whose extent, the outer stride and the batch stride
-// are multiples of 8 elements.
-bool vector_aligned(const Operand& o, bool k_rows, int64_t k, int64_t other) {
-  const bool rows = o.stride_col == 1;  // contiguous along its columns
-  if (!rows && o.stride_row != 1) return false;
-  const int64_t extent = rows == k_rows ? other : k;  // A: columns are K; B: rows are K
-  const int64_t outer = rows ? o.stride_row : o.stride_col;
-  return extent % 8 == 0 && outer % 8 == 0 && o.batch_stride % 8 == 0;
-}
-
 // The shader's UNALIGNED_GATHER: some operand in the multiplicand dtype with unit stride along its
 // contiguous dimension is not vector-aligned, so its 8-element runs are read as the two aligned
 // vectors that hold them. Aligned problems keep the element-by-element fallback only, whose code
 // is smaller (the pipelines that run them are the ones measured before this path existed).
-bool unaligned_gather(const Problem& p, int mul) {
+bool unaligned_gather(const Problem& p, int mul, uint32_t padded) {
   const og_dtype native = mul ? OG_DTYPE_BF16 : OG_DTYPE_F16;
   auto unit = [](const Operand& o) { return o.stride_col == 1 || o.stride_row == 1; };
-  const bool a = p.a.dtype == native && unit(p.a) && !vector_aligned(p.a, false, p.k, p.m);
-  const bool b = p.b.dtype == native && unit(p.b) && !vector_aligned(p.b, true, p.k, p.n);
+  const bool a = p.a.dtype == native && unit(p.a) && !coopmat_vector_aligned(p.a, false, p.k, p.m, padded & 1u);
+  const bool b = p.b.dtype == native && unit(p.b) && !coopmat_vector_aligned(p.b, true, p.k, p.n, padded & 2u);
   return a || b;
+}
+
+// Operands in the multiplicand dtype that the shader cannot read as whole aligned vectors: each
+// costs the K loop two vector loads and a shift per vector (unit stride) or eight element loads.
+// On the H200 (f16, 128x256x32 tiles) 2047x2049x2051 took 532 us gathering both operands and
+// 212 us on aligned copies (coopmat_repack, the copies included): a K-step at about 0.6 of its
+// rate per gathered operand. Problems of a few K-steps (K of 3..10) ran as fast either way: a
+// tile's fixed work (its start, its epilogue) is not slowed.
+constexpr double kGatherRate = 0.6;
+// Where streaming an operand bounds the problem, its gathers run at about a quarter of the
+// aligned loads' bandwidth: 14653x8x7890 (A's K odd, 16-column tiles) 414 us gathering, 225 us
+// on an aligned copy (the copy of A's 231 MB included).
+constexpr double kGatherStreamRate = 0.25;
+constexpr double kTileFixedSteps = 8;
+struct Gathered {
+  int operands = 0;
+  double bytes = 0;  // theirs, once per batch
+};
+Gathered gathered_operands(const Problem& p, int mul, uint32_t padded) {
+  const og_dtype native = mul ? OG_DTYPE_BF16 : OG_DTYPE_F16;
+  Gathered g;
+  const double k = double(p.k) * double(p.batch);
+  if (p.a.dtype == native && !coopmat_vector_aligned(p.a, false, p.k, p.m, padded & 1u)) ++g.operands, g.bytes += 2.0 * double(p.m) * k;
+  if (p.b.dtype == native && !coopmat_vector_aligned(p.b, true, p.k, p.n, padded & 2u)) ++g.operands, g.bytes += 2.0 * double(p.n) * k;
+  return g;
 }
 
 std::string shape_text(const CoopmatShape& s) {
@@ -76,6 +90,14 @@ std::string shape_text(const CoopmatShape& s) {
 }
 
 }  // namespace
+
+bool coopmat_vector_aligned(const Operand& o, bool k_rows, int64_t k, int64_t other, bool padded) {
+  const bool rows = o.stride_col == 1;  // contiguous along its columns
+  if (!rows && o.stride_row != 1) return false;
+  const int64_t extent = rows == k_rows ? other : k;  // A: columns are K; B: rows are K
+  const int64_t outer = rows ? o.stride_row : o.stride_col;
+  return (padded || extent % 8 == 0) && outer % 8 == 0 && o.batch_stride % 8 == 0;
+}
 
 std::span<const Config> CoopmatFamily::configs() const { return kCoopmatConfigs; }
 
@@ -124,7 +146,9 @@ Status CoopmatFamily::can_implement(const Problem& p, const Config& c) const {
 // Few work items leave its K loop latency-bound (residency_factor); split-K supplies the items
 // for problems of few tiles, its partial sums going through memory once more (their bytes,
 // written and read) with a second dispatch.
-CostHints CoopmatFamily::hints(const Problem& p, const Config& c) const {
+CostHints CoopmatFamily::hints(const Problem& p, const Config& c) const { return hints_padded(p, c, 0); }
+
+CostHints CoopmatFamily::hints_padded(const Problem& p, const Config& c, uint32_t padded) const {
   CostHints h;
   h.efficiency = 0.24;
   h.factor = residency_factor(p, c);
@@ -144,13 +168,25 @@ CostHints CoopmatFamily::hints(const Problem& p, const Config& c) const {
     }
     h.factor = std::min(1.0, h.factor * kFewRowsTile / (rows ? c.block_m : c.block_n));
   }
+  const int mul = coopmat_mul_type(p);
+  if (const Gathered g = mul < 0 ? Gathered{} : gathered_operands(p, mul, padded); g.operands) {
+    // The K loop at kGatherRate per gathered operand, a tile's fixed work (kTileFixedSteps
+    // K-steps' worth) not slowed; where streaming bounds the problem, the gathered operands'
+    // bytes as if read at kGatherStreamRate (D's traffic is not slowed).
+    const double steps = std::ceil(double(p.k) / std::max(1, c.split_k) / c.block_k);
+    h.factor *= (steps + kTileFixedSteps) / (steps / std::pow(kGatherRate, g.operands) + kTileFixedSteps);
+    h.extra_bytes += g.bytes * (1 / kGatherStreamRate - 1) / h.memory_efficiency;
+    if (!h.note) h.note = "operands not vector-aligned are gathered, each at about 0.6 of the K loop's rate";
+  }
   h.split_fixed_steps = 1;  // the partial sums' traffic is priced below
   if (c.split_k > 1)
-    h.extra_bytes = 2.0 * double(split_workspace_bytes(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n)));
+    h.extra_bytes += 2.0 * double(split_workspace_bytes(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n)));
   return h;
 }
 
-Status CoopmatFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out) const {
+Status CoopmatFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out) const { return plan_padded(p, c, 0, out); }
+
+Status CoopmatFamily::plan_padded(const Problem& p, const Config& c, uint32_t padded, VulkanLaunch& out) const {
   if (Status s = can_implement(p, c); !s) return s;
   plan_common(p, c, dev().coopmat.subgroup, out);
   const VulkanDevice& d = dev();
@@ -167,13 +203,14 @@ Status CoopmatFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out)
   out.spec.values[kCommonSpecIds + 9] = be_.mainloop_probe();
   out.spec.count = kCommonSpecIds + 10;
 #endif
-  // Ids 17, SPLIT (1: none), and 18, UNALIGNED_GATHER, where either is not its default (id 16
-  // stays 0 outside developer builds).
-  const bool unaligned = unaligned_gather(p, mul);
-  if (c.split_k > 1 || unaligned) {
+  // Ids 17, SPLIT (1: none), 18, UNALIGNED_GATHER, and 19, PADDED, up to the last that is not its
+  // default (id 16 stays 0 outside developer builds).
+  const bool unaligned = unaligned_gather(p, mul, padded);
+  if (c.split_k > 1 || unaligned || padded) {
     out.spec.values[kCommonSpecIds + 10] = uint32_t(std::max(1, c.split_k));
     out.spec.values[kCommonSpecIds + 11] = unaligned ? 1u : 0u;
-    out.spec.count = kCommonSpecIds + 12;
+    out.spec.values[kCommonSpecIds + 12] = padded;
+    out.spec.count = kCommonSpecIds + (padded ? 13 : 12);
   }
   if (c.split_k > 1) {
     out.tiles *= uint64_t(c.split_k);
@@ -191,6 +228,8 @@ void CoopmatFamily::summarize(const VulkanLaunch& l, PlanSummary& out) const {
                shape_text({v[0], v[1], v[2]}) + " " + (v[6] ? "bf16" : "f16") + " fragments, " + std::to_string(v[5]) +
                " shared stage(s), A staged " + (v[7] ? "K x M" : "M x K") + ", B staged " + (v[8] ? "N x K" : "K x N");
   if (l.spec.count > kCommonSpecIds + 11 && v[11]) out.notes += "; unaligned runs of 8 elements read as the two aligned vectors that hold them";
+  if (l.spec.count > kCommonSpecIds + 12 && v[12])
+    out.notes += std::string("; ") + (v[12] == 3 ? "A's and B's" : v[12] == 1 ? "A's" : "B's") + " zero-padded lines read as whole vectors";
 #ifdef OMNIGEMM_DEVELOPER
   if (l.spec.count > kCommonSpecIds + 9 && v[9]) out.notes += "; MAINLOOP_PROBE " + std::to_string(v[9]) + ": results WRONG by design";
 #endif

@@ -83,7 +83,7 @@ uint64_t VulkanFamily::split_workspace_bytes(const Problem& p, uint32_t split, u
 }
 
 void VulkanFamily::plan_split(const Problem& p, uint32_t split, uint32_t pad_m, uint32_t pad_n, VulkanLaunch& out) const {
-  out.workspace_bytes = split_workspace_bytes(p, split, pad_m, pad_n);
+  out.split_bytes = out.workspace_bytes = split_workspace_bytes(p, split, pad_m, pad_n);
   const uint32_t threads = uint32_t(std::min(256, limits().max_threads_per_group));
   // Ids 0..6 as gemm_common.glsl names them: the padding as BLOCK_M / BLOCK_N, THREADS; the
   // dtypes are the epilogue's business (push constants), so one pipeline serves them all.
@@ -115,10 +115,9 @@ void VulkanFamily::summarize_common(const VulkanLaunch& l, PlanSummary& out, boo
   auto add = [&](const std::string& note) { out.notes += (out.notes.empty() ? "" : "; ") + note; };
   if (pieces > 1)
     add("recorded as " + std::to_string(pieces) + " dispatches (at most " + std::to_string(max_z) + " batches each)");
-  if (l.workspace_bytes)
+  if (l.reduce_groups)
     add("split-K in " + std::to_string(l.reduce_spec.values[kCommonSpecIds]) + " slices: f32 partial sums in " +
-                 std::to_string(l.workspace_bytes) + " bytes of workspace, added in slice order by a second dispatch "
-                 "that runs the epilogue");
+        std::to_string(l.split_bytes) + " bytes of workspace, added in slice order by a second dispatch that runs the epilogue");
 }
 
 int coopmat_mul_type(const Problem& p) {

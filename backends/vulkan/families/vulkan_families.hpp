@@ -7,6 +7,7 @@
 #pragma once
 
 #include <span>
+#include <vector>
 
 #include "kernel_family.hpp"
 #include "vulkan_device.hpp"
@@ -75,10 +76,38 @@ class CoopmatFamily final : public VulkanFamily {
   std::span<const Config> configs() const override;
   Status can_implement(const Problem& p, const Config& c) const override;
   CostHints hints(const Problem& p, const Config& c) const override;
+  // hints() and plan() where the operands in `padded` (bit 0 A, bit 1 B) are operand_copy.comp's
+  // copies, their lines zero-padded to whole vectors (vulkan.coopmat_repack).
+  CostHints hints_padded(const Problem& p, const Config& c, uint32_t padded) const;
+  Status plan_padded(const Problem& p, const Config& c, uint32_t padded, VulkanLaunch& out) const;
+  void summarize(const VulkanLaunch& l, PlanSummary& out) const override;
+
+ protected:
+  Status plan(const Problem& p, const Config& c, VulkanLaunch& out) const override;
+};
+
+// vulkan.coopmat_repack: vulkan.coopmat on copies of the 16-bit operands it cannot read as whole
+// aligned vectors (an unaligned base, leading dimension or batch stride, a ragged extent along
+// the contiguous dimension, no unit stride). operand_copy.comp writes each such operand into the
+// workspace as lines of whole zero-padded 16-byte vectors, one dispatch per operand before the
+// GEMM; the GEMM then reads them at the aligned rate. Its configs are coopmat's rows under this
+// family's name; the cost model ranks them against coopmat's gathers with the copies' bytes and
+// dispatches added.
+class CoopmatRepackFamily final : public VulkanFamily {
+ public:
+  CoopmatRepackFamily(VulkanBackend& be, const CoopmatFamily& inner);
+  const char* name() const override { return "coopmat_repack"; }
+  std::span<const Config> configs() const override { return configs_; }
+  Status can_implement(const Problem& p, const Config& c) const override;
+  CostHints hints(const Problem& p, const Config& c) const override;
 
  protected:
   Status plan(const Problem& p, const Config& c, VulkanLaunch& out) const override;
   void summarize(const VulkanLaunch& l, PlanSummary& out) const override;
+
+ private:
+  const CoopmatFamily& inner_;
+  std::vector<Config> configs_;
 };
 
 class Coopmat2Family final : public VulkanFamily {
@@ -112,5 +141,10 @@ class SkinnyFamily final : public VulkanFamily {
 int coopmat_mul_type(const Problem& p);
 // The refusal for inputs no cooperative-matrix shader takes.
 Status coopmat_dtype_refusal(const Problem& p);
+// An operand gemm_coopmat.comp reads with one aligned 16-byte load per 8 elements (where its base
+// allows): unit stride along its contiguous dimension, whose extent (unless `padded`, the copy's
+// zero padding reaching the next vector), the outer stride and the batch stride are multiples of
+// 8 elements. `k_rows`: K runs along the operand's rows (B); `other` is its extent besides K.
+bool coopmat_vector_aligned(const Operand& o, bool k_rows, int64_t k, int64_t other, bool padded);
 
 }  // namespace omnigemm::detail::vulkan
