@@ -120,13 +120,16 @@ CostHints Coopmat2Family::hints(const Problem& p, const Config& c) const {
     h.factor *= std::pow(0.3, slow);
     if (!h.note) h.note = "each operand gathered or off 8-element rows costs about two thirds of the rate";
   }
-  // Its element-wise epilogue (any D but a row-major f32 one, stored as a tensor) is slow: about
-  // 100 us per wave of 256x128 tiles whatever K (H200, f16: 94 x 12179 x 1 in 11 batches, 4
-  // waves, 408 us; 122 x 16139 x 2 105 us; 7668 x 35 x 2 on 64x128 tiles 40 us).
+  // Its element-wise epilogue (any D but a row-major f32 one, stored as a tensor) is slow: per
+  // wave of tiles about 100 K-steps' worth of the tile's MMAs whatever K (H200, f16: 94 x 12179 x
+  // 1 in 11 batches, 4 waves of 256x128 tiles, 408 us; 122 x 16139 x 2 on 128x128 tiles 99 us;
+  // 7668 x 35 x 2 on 64x128 tiles 39 us). A factor on the rate, as the model prices Vulkan
+  // devices in relative units (no absolute peak).
   if (!l.d_tensor) {
-    const double tiles = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch);
-    const double waves = std::ceil(tiles / std::max(1, limits().compute_units));
-    h.latency_us = waves * (30.0 + 70.0 * double(c.block_m) * c.block_n / (256.0 * 128.0));
+    constexpr double kEpilogueSteps = 100;
+    const double steps = std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k);
+    h.factor *= steps / (steps + kEpilogueSteps);
+    if (!h.note) h.note = "its element-wise epilogue costs about 100 K-steps per tile";
   }
   return h;
 }

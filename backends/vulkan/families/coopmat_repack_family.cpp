@@ -13,7 +13,8 @@ namespace {
 
 // The copy's share of the memory bandwidth (a one-pass strided copy, read and write; on the H200
 // 14653x8x7890 took 225 us with A's 231 MB copied, about 110 us of them the GEMM), and the time
-// one more dispatch and its barrier cost in the command buffer (an estimate).
+// one more dispatch and its barrier cost in the command buffer (an estimate; on a device that
+// reports no peak rate, which the model then prices in relative units, it weighs little).
 constexpr double kCopyBandwidthShare = 0.8;
 constexpr double kCopyDispatchUs = 3.0;
 // The workspace a call with copies may use: operands of up to 2^28 16-bit elements both copied.
