@@ -33,6 +33,10 @@ detail::vulkan::VulkanLaunch plan_of(detail::Backend& be, const detail::Problem&
 }  // namespace
 
 TEST_CASE("vulkan repack: the copies' plan: padded lines, orientation, broadcast, workspace after split-K's partial sums") {
+  if (!detail::vulkan::BuiltShaders::of_this_build().coopmat) {
+    MESSAGE("SKIPPED vulkan repack plan (H100): this build has no cooperative-matrix shaders");
+    return;
+  }
   detail::vulkan::VulkanBackend be;
   be.init_modelled(recorded::record("NVIDIA Hopper").props);
   // Tight row-major A (300 x 77) and B (77 x 45): K = 77 and N = 45 are ragged lines.
