@@ -67,14 +67,14 @@ bool unaligned_gather(const Problem& p, int mul, uint32_t padded) {
 // rate per gathered operand. Problems of a few K-steps (K of 3..10) ran as fast either way: a
 // tile's fixed work (its start, its epilogue) is not slowed.
 constexpr double kGatherRate = 0.6;
+constexpr double kTileFixedSteps = 8;  // a tile's fixed work, in K-steps
 // Where streaming an operand bounds the problem, its gathers run at about a quarter of the
 // aligned loads' bandwidth: 14653x8x7890 (A's K odd, 16-column tiles) 414 us gathering, 225 us
 // on an aligned copy (the copy of A's 231 MB included).
 constexpr double kGatherStreamRate = 0.25;
-constexpr double kTileFixedSteps = 8;
 struct Gathered {
   int operands = 0;
-  double bytes = 0;  // theirs, once per batch
+  double bytes = 0;  // theirs, over all batches
 };
 Gathered gathered_operands(const Problem& p, int mul, uint32_t padded) {
   const og_dtype native = mul ? OG_DTYPE_BF16 : OG_DTYPE_F16;
