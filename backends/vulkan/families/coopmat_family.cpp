@@ -76,12 +76,12 @@ struct Gathered {
   int operands = 0;
   double bytes = 0;  // theirs, over all batches
 };
-Gathered gathered_operands(const Problem& p, int mul, uint32_t padded) {
-  const og_dtype native = mul ? OG_DTYPE_BF16 : OG_DTYPE_F16;
+Gathered gathered_operands(const Problem& p, uint32_t padded) {
+  const uint32_t which = coopmat_gathered(p, padded);
   Gathered g;
   const double k = double(p.k) * double(p.batch);
-  if (p.a.dtype == native && !coopmat_vector_aligned(p.a, false, p.k, p.m, padded & 1u)) ++g.operands, g.bytes += 2.0 * double(p.m) * k;
-  if (p.b.dtype == native && !coopmat_vector_aligned(p.b, true, p.k, p.n, padded & 2u)) ++g.operands, g.bytes += 2.0 * double(p.n) * k;
+  if (which & 1u) ++g.operands, g.bytes += 2.0 * double(p.m) * k;
+  if (which & 2u) ++g.operands, g.bytes += 2.0 * double(p.n) * k;
   return g;
 }
 
@@ -97,6 +97,14 @@ bool coopmat_vector_aligned(const Operand& o, bool k_rows, int64_t k, int64_t ot
   const int64_t extent = rows == k_rows ? other : k;  // A: columns are K; B: rows are K
   const int64_t outer = rows ? o.stride_row : o.stride_col;
   return (padded || extent % 8 == 0) && outer % 8 == 0 && o.batch_stride % 8 == 0;
+}
+
+uint32_t coopmat_gathered(const Problem& p, uint32_t padded) {
+  const int mul = coopmat_mul_type(p);
+  if (mul < 0) return 0;
+  const og_dtype native = mul ? OG_DTYPE_BF16 : OG_DTYPE_F16;
+  return (p.a.dtype == native && !coopmat_vector_aligned(p.a, false, p.k, p.m, padded & 1u) ? 1u : 0u) |
+         (p.b.dtype == native && !coopmat_vector_aligned(p.b, true, p.k, p.n, padded & 2u) ? 2u : 0u);
 }
 
 std::span<const Config> CoopmatFamily::configs() const { return kCoopmatConfigs; }
@@ -168,8 +176,7 @@ CostHints CoopmatFamily::hints_padded(const Problem& p, const Config& c, uint32_
     }
     h.factor = std::min(1.0, h.factor * kFewRowsTile / (rows ? c.block_m : c.block_n));
   }
-  const int mul = coopmat_mul_type(p);
-  if (const Gathered g = mul < 0 ? Gathered{} : gathered_operands(p, mul, padded); g.operands) {
+  if (const Gathered g = gathered_operands(p, padded); g.operands) {
     // The K loop at kGatherRate per gathered operand, a tile's fixed work (kTileFixedSteps
     // K-steps' worth) not slowed; where streaming bounds the problem, the gathered operands'
     // bytes as if read at kGatherStreamRate (D's traffic is not slowed).

@@ -22,6 +22,12 @@ constexpr uint64_t kMaxCopyWorkspaceBytes = uint64_t(1) << 30;
 
 uint64_t round_256(uint64_t bytes) { return (bytes + 255) / 256 * 256; }
 
+// `c` named for the inner family (its rows are coopmat's under this family's name).
+Config as_coopmat(Config c) {
+  c.family = "coopmat";
+  return c;
+}
+
 // The copies of `p` and the problem that runs on them.
 struct Staging {
   std::shared_ptr<Problem> run;  // p with the copied operands' layouts (their buffers: the workspace)
@@ -67,9 +73,9 @@ Status stage(const Problem& p, Staging& st) {
   const int mul = coopmat_mul_type(p);
   if (mul < 0) return coopmat_dtype_refusal(p);
   const og_dtype native = mul ? OG_DTYPE_BF16 : OG_DTYPE_F16;
-  const bool a = p.a.dtype == native && !coopmat_vector_aligned(p.a, false, p.k, p.m, false);
-  const bool b = p.b.dtype == native && !coopmat_vector_aligned(p.b, true, p.k, p.n, false);
-  if (!a && !b)
+  const uint32_t copied = coopmat_gathered(p, 0);
+  const bool a = copied & 1u, b = copied & 2u;
+  if (!copied)
     return error(StatusCode::unsupported, "no " + std::string(og_dtype_name(native)) +
                                               " operand needs a copy (each is read as aligned vectors, or is fp8, converted on load): "
                                               "vulkan.coopmat runs it as it is");
@@ -77,7 +83,7 @@ Status stage(const Problem& p, Staging& st) {
   st.run = std::make_shared<Problem>(p);
   if (a) stage_operand(p, p.a, false, st.run->a, st.copy[0], st.copy_bytes[0], st.traffic);
   if (b) stage_operand(p, p.b, true, st.run->b, st.copy[1], st.copy_bytes[1], st.traffic);
-  st.padded = (a ? 1u : 0u) | (b ? 2u : 0u);
+  st.padded = copied;
   return {};
 }
 
@@ -98,17 +104,14 @@ Status CoopmatRepackFamily::can_implement(const Problem& p, const Config& c) con
 CostHints CoopmatRepackFamily::hints(const Problem& p, const Config& c) const {
   Staging st;
   if (!stage(p, st)) return {};
-  Config inner = c;
-  inner.family = inner_.name();
-  CostHints h = inner_.hints_padded(*st.run, inner, st.padded);
+  CostHints h = inner_.hints_padded(*st.run, as_coopmat(c), st.padded);
   h.extra_bytes += st.traffic / kCopyBandwidthShare;
   h.extra_us += kCopyDispatchUs * (st.copy[0].present + st.copy[1].present);
   return h;
 }
 
 Status CoopmatRepackFamily::plan(const Problem& p, const Config& c, VulkanLaunch& out) const {
-  Config inner = c;
-  inner.family = inner_.name();
+  const Config inner = as_coopmat(c);
   Staging st;
   // coopmat's own refusals (device, config, dtypes) first: they hold for the copies too.
   if (Status s = inner_.can_implement(p, inner); !s) return s;

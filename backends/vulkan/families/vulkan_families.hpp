@@ -146,5 +146,9 @@ Status coopmat_dtype_refusal(const Problem& p);
 // zero padding reaching the next vector), the outer stride and the batch stride are multiples of
 // 8 elements. `k_rows`: K runs along the operand's rows (B); `other` is its extent besides K.
 bool coopmat_vector_aligned(const Operand& o, bool k_rows, int64_t k, int64_t other, bool padded);
+// The operands of `p` in the multiplicand dtype that gemm_coopmat.comp reads without whole aligned
+// vectors (bit 0 A, bit 1 B), those in `padded` counted as copies: what coopmat gathers and
+// coopmat_repack copies. 0 for inputs no cooperative-matrix shader takes.
+uint32_t coopmat_gathered(const Problem& p, uint32_t padded);
 
 }  // namespace omnigemm::detail::vulkan
