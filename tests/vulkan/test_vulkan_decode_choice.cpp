@@ -74,6 +74,38 @@ TEST_CASE("vulkan decode choice: the recorded H100 streams decode shapes, splits
   }
 }
 
+TEST_CASE("vulkan decode choice: narrow B against a long K takes deep splits, 2..4 rows their own tile") {
+  if (!detail::vulkan::BuiltShaders::of_this_build().coopmat) {
+    MESSAGE("SKIPPED vulkan decode choice (deep splits): this build has no cooperative-matrix shaders");
+    return;
+  }
+  detail::vulkan::VulkanBackend be;
+  be.init_modelled(recorded::record("NVIDIA Hopper").props);
+  // One row against a few hundred columns of row-major B: 16 slices leave most of the 132
+  // compute units idle, 64 slices fill them (H200: 1 x 758 x 13281 173 -> 39 us).
+  for (int64_t n : {263, 758}) {
+    CAPTURE(n);
+    const std::string narrow = choice(be, 1, n, 13281);
+    CHECK(narrow.rfind("skinny:1x", 0) == 0);
+    CHECK(narrow.find("-k64") != std::string::npos);
+  }
+  // Wide B fills the device at 16 slices: no deeper split (each slice's own work is paid again).
+  for (int64_t n : {4096, 14336}) {
+    CAPTURE(n);
+    CHECK(choice(be, 1, n, 4096).find("-k64") == std::string::npos);
+  }
+  // 2..4 rows against a short K: the 4-row tile in one pass, not the 1-row tile in several
+  // (H200: 3 x 14746 x 378 81 -> 24 us); more rows than it has never take it.
+  for (int64_t m : {2, 3, 4}) {
+    CAPTURE(m);
+    CHECK(choice(be, m, 14746, 378).rfind("skinny:4x", 0) == 0);
+  }
+  for (int64_t m : {5, 8}) {
+    CAPTURE(m);
+    CHECK(choice(be, m, 14746, 378).rfind("skinny:4x", 0) != 0);
+  }
+}
+
 TEST_CASE("vulkan decode choice: lavapipe streams decode shapes and keeps the portable family elsewhere") {
   detail::vulkan::VulkanBackend be;
   be.init_modelled(recorded::record("Mesa lavapipe").props);

@@ -22,6 +22,14 @@ constexpr int64_t kSkinnyRows = 32;  // the rows of A (or columns of B) up to wh
 // 9 rows coopmat's tiles split over K match this family's scalar FMAs where B's N index is
 // contiguous and beat them where its K index is (bench/results/h200, the Vulkan section).
 constexpr int64_t kSkinnyRowsBesideCoopmat = 8;
+// Splits deeper than this are offered only where this many slices leave compute units without a
+// workgroup: each workgroup's own work (A's staging, the partial sums added through shared
+// memory, its partials) is paid again per slice. On the H200, 1 x 4096 x 4096 with B's N
+// contiguous took 23.3 us in 256 workgroups (16 slices), 26.4 in 1024 and 28.2 in 2048.
+constexpr int kShallowSplit = 16;
+// Configs from 2 up to this many rows exist for problems of at most their rows: on the H200,
+// 3 x 14746 x 378 took 25.5 us on 4 rows, 81 on the 1-row config in three passes.
+constexpr int kFewRowsInOnePass = 8;
 
 // The shader's layout for a config (gemm_skinny.comp's VEC, CT, KT, SET_K).
 struct Layout {
@@ -133,6 +141,17 @@ CostHints SkinnyFamily::hints(const Problem& given, const Config& c) const {
   }
   const bool flipped = runs_transposed(given);
   const Problem p = flipped ? transposed(given) : given;
+  if (c.block_m > 1 && c.block_m < kFewRowsInOnePass && p.m > c.block_m) {
+    h.factor = 0;
+    h.note = "configs of 2 to 7 rows serve only problems they cover in one pass (each further pass reads B again)";
+    return h;
+  }
+  const double column_groups = std::ceil(double(p.n) / c.block_n) * double(p.batch);
+  if (c.split_k > kShallowSplit && column_groups * kShallowSplit >= std::max(1, limits().compute_units)) {
+    h.factor = 0;
+    h.note = "splits deeper than 16 are offered only where 16 slices of the columns leave compute units idle";
+    return h;
+  }
   const double intensity = double(c.block_m) * c.block_n / double(c.block_m + c.block_n);
   const double reference = 128.0 * 256.0 / (128.0 + 256.0);
   h.factor = std::log2(1.0 + reference) / std::log2(1.0 + intensity);
