@@ -2,7 +2,8 @@
 // N x K = 4096 x 4096, 14336 x 4096, 4096 x 14336) on the recorded H100 property set and on this
 // machine's device: split-K coopmat on 16-row tiles up to 16 rows where K is long (the skinny
 // family for one row of column-major B) and on 16-column tiles for 9..16 columns, 2-D split-K
-// tiles above that where tiles are few, and today's choices for large squares.
+// tiles above that where tiles are few, and today's choices for large squares; deep K splits
+// for narrow B, the 4-row tiles for 2..4 rows, the portable family for a K of a few elements.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -24,6 +25,21 @@ std::string choice(detail::Backend& be, int64_t m, int64_t n, int64_t k, Layout 
   const auto ranked = detail::rank_candidates(be, planning_problem(Dtype::f16, Dtype::f16, m, n, k, 1, lb));
   REQUIRE(!ranked.empty());
   return std::string(ranked.front().family->name()) + ":" + ranked.front().config.to_string().substr(ranked.front().config.to_string().find(':') + 1);
+}
+
+// The same with a 16-bit D (planning_problem's D is f32).
+std::string choice_f16_out(detail::Backend& be, int64_t m, int64_t n, int64_t k) {
+  HostMatrix A(m, k, Dtype::f16), B(k, n, Dtype::f16), D(m, n, Dtype::f16);
+  Gemm g;
+  g.a = A.view(Memory::vulkan(0x1000));
+  g.b = B.view(Memory::vulkan(0x2000));
+  g.d = D.view(Memory::vulkan(0x3000));
+  detail::Problem p;
+  const Status s = detail::validate(g.to_c(), p);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  const auto ranked = detail::rank_candidates(be, p);
+  REQUIRE(!ranked.empty());
+  return ranked.front().config.to_string();
 }
 
 }  // namespace
@@ -103,6 +119,26 @@ TEST_CASE("vulkan decode choice: narrow B against a long K takes deep splits, 2.
   for (int64_t m : {5, 8}) {
     CAPTURE(m);
     CHECK(choice(be, m, 14746, 378).rfind("skinny:4x", 0) != 0);
+  }
+}
+
+TEST_CASE("vulkan decode choice: a K of a few elements takes the portable family, longer K the tensor cores") {
+  if (!detail::vulkan::BuiltShaders::of_this_build().coopmat) {
+    MESSAGE("SKIPPED vulkan decode choice (short K): this build has no cooperative-matrix shaders");
+    return;
+  }
+  detail::vulkan::VulkanBackend be;
+  be.init_modelled(recorded::record("NVIDIA Hopper").props);
+  // The epilogue bounds these (H200: 2000 x 3000 x 8 80 us on coopmat's 128x128 tiles, 35 on
+  // portable); from a K of a few tens the cooperative-matrix K loop pays for it.
+  for (int64_t k : {1, 8, 16}) {
+    CAPTURE(k);
+    CHECK(choice_f16_out(be, 2000, 3000, k).rfind("portable:", 0) == 0);
+    CHECK(choice_f16_out(be, 296, 5186, k).rfind("portable:", 0) == 0);
+  }
+  for (int64_t k : {64, 256, 2048}) {
+    CAPTURE(k);
+    CHECK(choice_f16_out(be, 2000, 3000, k).rfind("coopmat", 0) == 0);
   }
 }
 
