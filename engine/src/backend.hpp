@@ -20,6 +20,8 @@ namespace omnigemm::detail {
 
 // Build a failed Status with a message (the engine stores it as og_last_error_message()).
 inline Status error(StatusCode code, std::string message) { return Status{code, std::move(message)}; }
+// A family's or backend's refusal of a problem or config it cannot run.
+inline Status unsupported(std::string message) { return error(StatusCode::unsupported, std::move(message)); }
 
 struct DeviceInfo {
   std::string name;    // e.g. "NVIDIA H100 80GB HBM3", "llvmpipe (LLVM 15.0.6, 256 bits)"

@@ -98,12 +98,11 @@ class Sm90DequantFamily final : public KernelFamily {
 
  private:
   Status plan(const Problem& p, const Config& c, DequantPlan& pl) const {
-    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
-    if (!p.a.scale.present() || !p.b.scale.present()) return fail("runs GEMMs whose A and B are both block-scaled");
+    if (!p.a.scale.present() || !p.b.scale.present()) return unsupported("runs GEMMs whose A and B are both block-scaled");
     if (p.a.scale.bytes != 1 || p.b.scale.bytes != 1)
-      return fail("takes one-byte scales (mxfp8, mxfp4, nvfp4) only: f32 scales do not dequantise exactly to bf16");
-    if (p.k < 1) return fail("K must be at least 1");
-    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return fail("dimensions must be below 2^31");
+      return unsupported("takes one-byte scales (mxfp8, mxfp4, nvfp4) only: f32 scales do not dequantise exactly to bf16");
+    if (p.k < 1) return unsupported("K must be at least 1");
+    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return unsupported("dimensions must be below 2^31");
     pl.inner = p;
     pl.inner.workspace = og_memory{};
     pl.inner.workspace_bytes = 0;
@@ -114,7 +113,7 @@ class Sm90DequantFamily final : public KernelFamily {
     auto copy_of = [&](const Operand& src, Operand& dst, bool is_a, long long& offset) -> Status {
       const int64_t mn = is_a ? p.m : p.n;
       const long long bytes = (long long)(mn * ld * 2) * p.batch;
-      if (bytes > kMaxCopyBytes) return fail("the dequantised copies would exceed 2 GiB");
+      if (bytes > kMaxCopyBytes) return unsupported("the dequantised copies would exceed 2 GiB");
       dst = Operand{};
       dst.present = true;
       dst.dtype = OG_DTYPE_BF16;

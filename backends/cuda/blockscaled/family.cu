@@ -91,42 +91,41 @@ class Sm90BlockscaledFamily final : public PlannedFamily<BlockscaledPlan> {
 };
 
 Status Sm90BlockscaledFamily::check(const Problem& p, const Config& c, BlockscaledPlan& out, bool fill) const {
-  auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
   if (dev_.info.limits.arch / 10 != 9 || !dev_.encode_tiled)
-    return fail("needs an sm_90 device and a driver with cuTensorMapEncodeTiled (this is " + dev_.info.name + ")");
+    return unsupported("needs an sm_90 device and a driver with cuTensorMapEncodeTiled (this is " + dev_.info.name + ")");
   if (!is_fp8(p.a.dtype) || !is_fp8(p.b.dtype) || !p.a.scale.present() || !p.b.scale.present())
-    return fail("runs fp8 (e4m3/e5m2) A and B with 128-blockwise f32 scales only (VEC128_F32 or BLK128x128_F32 for A, "
+    return unsupported("runs fp8 (e4m3/e5m2) A and B with 128-blockwise f32 scales only (VEC128_F32 or BLK128x128_F32 for A, "
                 "BLK128x128_F32 for B)");
   const og_scale_mode ma = p.a.scale.mode, mb = p.b.scale.mode;
   if (!(ma == OG_SCALE_MODE_VEC128_F32 || ma == OG_SCALE_MODE_BLK128x128_F32) || mb != OG_SCALE_MODE_BLK128x128_F32)
-    return fail("A's scales must be VEC128_F32 or BLK128x128_F32 and B's BLK128x128_F32 (a tile's columns share one scale)");
+    return unsupported("A's scales must be VEC128_F32 or BLK128x128_F32 and B's BLK128x128_F32 (a tile's columns share one scale)");
   if (p.a.scale.layout == OG_SCALE_PACKED || p.b.scale.layout == OG_SCALE_PACKED)
-    return fail("f32 scales must be row- or column-major");
+    return unsupported("f32 scales must be row- or column-major");
   sm90::BlockscaledForm form = sm90::BlockscaledForm::coop;
   if (c.form == "mcast") form = sm90::BlockscaledForm::mcast;
   else if (c.form == "pipe") form = sm90::BlockscaledForm::pipe;
-  else if (!(c.form.empty() || c.form == "coop")) return fail("the form must be coop, mcast or pipe");
+  else if (!(c.form.empty() || c.form == "coop")) return unsupported("the form must be coop, mcast or pipe");
   const std::string form_name = c.form.empty() ? "coop" : std::string(c.form.view());
   bool listed = false;
   for (const Config& r : kConfigs)
     listed |= r.block_m == c.block_m && r.block_n == c.block_n && r.block_k == c.block_k && r.form.view() == form_name;
-  if (!listed) return fail("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" +
+  if (!listed) return unsupported("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + "x" +
                            std::to_string(c.block_k) + " " + form_name + " tile (the rows of families/sm90_blockscaled.inc)");
-  if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
-  if (c.split_k != 1) return fail("no split-K");
-  if (c.stages < 2) return fail("needs at least 2 pipeline stages");
+  if (c.warps != 12) return unsupported("the kernel runs 12 warps (a producer and two consumer warpgroups)");
+  if (c.split_k != 1) return unsupported("no split-K");
+  if (c.stages < 2) return unsupported("needs at least 2 pipeline stages");
   const size_t smem = sm90::shared_bytes(c.block_m, c.block_n, c.stages);
   if (smem > size_t(dev_.info.limits.max_shared_bytes))
-    return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
-  if (p.k < 1) return fail("K must be at least 1");
-  if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
+    return unsupported(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
+  if (p.k < 1) return unsupported("K must be at least 1");
+  if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return unsupported("dimensions must be below 2^31");
   const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
-  if (tiles + p.batch * ((p.n + c.block_n - 1) / c.block_n) > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
+  if (tiles + p.batch * ((p.n + c.block_n - 1) / c.block_n) > 0x7fffffffLL) return unsupported("more than 2^31 - 1 output tiles");
   // fp8 wgmma reads K-major operands: A row-major (unit stride along K), B column-major.
-  if (p.a.stride_col != 1 || p.b.stride_row != 1) return fail("fp8 wgmma needs K-major operands (A row-major, B column-major)");
+  if (p.a.stride_col != 1 || p.b.stride_row != 1) return unsupported("fp8 wgmma needs K-major operands (A row-major, B column-major)");
   std::string why;
   if (!check_16_byte_operand(p.a, 1, p.a.stride_row, p.batch, &why) || !check_16_byte_operand(p.b, 1, p.b.stride_col, p.batch, &why))
-    return fail(why);
+    return unsupported(why);
   if (!fill) return {};
 
   sm90::Block128Launch& l = out.l;
@@ -154,7 +153,7 @@ Status Sm90BlockscaledFamily::check(const Problem& p, const Config& c, Blockscal
   l.max_shared = size_t(dev_.info.limits.max_shared_bytes);
   if (!encode(l.map_a, p.a, p.k, p.m, p.a.stride_row, c.block_m, p.batch, &why) ||
       !encode(l.map_b, p.b, p.k, p.n, p.b.stride_col, c.block_n / cluster_m, p.batch, &why))
-    return fail(why);
+    return unsupported(why);
   return {};
 }
 

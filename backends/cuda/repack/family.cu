@@ -139,18 +139,17 @@ class Sm90RepackFamily final : public KernelFamily {
   // as it is) and with sm90_wgmma's reason where it cannot run the copied problem.
   Status plan(const Problem& p, const Config& c, RepackPlan& pl) const {
     if (Status s = refuse_block_scales(p); !s) return s;
-    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
     const og_dtype ta = p.a.dtype, tb = p.b.dtype;
     if (!inner_types(ta, tb, p.compute_mode, pl.type_a, pl.type_b))
-      return fail("inputs must be f16 x f16, bf16 x bf16, fp8 (e4m3/e5m2) x fp8, f32 x f32 with compute_mode TF32, "
+      return unsupported("inputs must be f16 x f16, bf16 x bf16, fp8 (e4m3/e5m2) x fp8, f32 x f32 with compute_mode TF32, "
                   "16-bit x fp8 (fp8 converted to the 16-bit type) or f16 x bf16 (both converted to f32, run as TF32)");
-    if (p.k < 1) return fail("K must be at least 1");
-    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return fail("dimensions must be below 2^31");
+    if (p.k < 1) return unsupported("K must be at least 1");
+    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return unsupported("dimensions must be below 2^31");
     const bool k_major_only = dtype_bytes(pl.type_a) != 2;  // fp8 and tf32 wgmma read K-major operands only
     pl.copies_a = pl.type_a != ta || !loadable_in_place(p.a, p.a.stride_col == 1, p.a.stride_row == 1, k_major_only, p.batch);
     pl.copies_b = pl.type_b != tb || !loadable_in_place(p.b, p.b.stride_row == 1, p.b.stride_col == 1, k_major_only, p.batch);
     if (!pl.copies_a && !pl.copies_b)
-      return fail("every operand is 16-byte aligned with a unit stride (and K-major where fp8 or tf32): sm90_wgmma runs it without copies");
+      return unsupported("every operand is 16-byte aligned with a unit stride (and K-major where fp8 or tf32): sm90_wgmma runs it without copies");
     // 16-bit copies keep an MN-major source's orientation (a straight copy, no transpose) where
     // the config takes that layout; K-major copies otherwise.
     const bool keep_a = !k_major_only && p.a.stride_row == 1 && p.a.stride_col != 1;
@@ -166,7 +165,6 @@ class Sm90RepackFamily final : public KernelFamily {
   // The copies (MN-major where keep_a / keep_b, else K-major) and the problem on them, after
   // plan() set the inner types and which operands are copied.
   Status build(const Problem& p, const Config& c, bool keep_a, bool keep_b, RepackPlan& pl) const {
-    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
     const og_dtype ta = p.a.dtype, tb = p.b.dtype;
     pl.inner = p;
     pl.inner.workspace = og_memory{};
@@ -184,10 +182,10 @@ class Sm90RepackFamily final : public KernelFamily {
       const int64_t ld = (line * eb + 15) / 16 * 16 / eb;
       const long long matrix = (long long)(lines * ld * eb);
       const long long bytes = matrix * p.batch;
-      if (bytes > kMaxCopyBytes) return fail("the operand copies would exceed 1 GiB");
+      if (bytes > kMaxCopyBytes) return unsupported("the operand copies would exceed 1 GiB");
       const int i = pl.copy.count++;
       repack::Copy& cp = pl.copy.copy[i];
-      if (!repack::set_conversion(src.dtype, to, cp)) return fail("no exact conversion for this input pair");
+      if (!repack::set_conversion(src.dtype, to, cp)) return unsupported("no exact conversion for this input pair");
       cp.src = static_cast<const char*>(src.mem.ptr) + src.mem.offset;
       cp.src_row = src.stride_row;
       cp.src_col = src.stride_col;

@@ -107,25 +107,24 @@ class SgemmFamily final : public PlannedFamily<SgemmLaunch> {
   std::span<const Config> configs() const override { return kSgemmConfigs; }
 
   Status can_implement(const Problem& p, const Config& c) const override {
-    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
     const Config* row = nullptr;
     for (const Config& r : kRows)
       if (r.block_m == c.block_m && r.block_n == c.block_n && r.block_k == c.block_k && r.warps == c.warps) row = &r;
-    if (!row) return fail("the tile, BLOCK_K and warps must be one of the table's rows (families/sgemm.inc)");
-    if (!c.form.empty()) return fail("the family has no forms");
-    if (c.stages != 2) return fail("the kernel double-buffers its tiles: stages must be 2");
+    if (!row) return unsupported("the tile, BLOCK_K and warps must be one of the table's rows (families/sgemm.inc)");
+    if (!c.form.empty()) return unsupported("the family has no forms");
+    if (c.stages != 2) return unsupported("the kernel double-buffers its tiles: stages must be 2");
     if (std::find(std::begin(kSplits), std::end(kSplits), c.split_k) == std::end(kSplits) || (c.split_k > 1 && !splits(*row)))
-      return fail("split-K must be 1, 2, 3, 4, 6, 8, 16, 32 or 64, and 1 on the 256-thread row");
-    if (dev_.info.limits.arch < 80) return fail("needs an sm_80 or newer device");
-    if (p.a.dtype != OG_DTYPE_F32 || p.b.dtype != OG_DTYPE_F32) return fail("inputs must be f32 x f32");
-    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return fail("dimensions must be below 2^31");
+      return unsupported("split-K must be 1, 2, 3, 4, 6, 8, 16, 32 or 64, and 1 on the 256-thread row");
+    if (dev_.info.limits.arch < 80) return unsupported("needs an sm_80 or newer device");
+    if (p.a.dtype != OG_DTYPE_F32 || p.b.dtype != OG_DTYPE_F32) return unsupported("inputs must be f32 x f32");
+    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return unsupported("dimensions must be below 2^31");
     if (((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * c.split_k > 0x7fffffffLL)
-      return fail("more than 2^31 - 1 blocks (output tiles x K slices)");
+      return unsupported("more than 2^31 - 1 blocks (output tiles x K slices)");
     const long long k_steps = (p.k + c.block_k - 1) / c.block_k;
     if (c.split_k > 1 && c.split_k > k_steps)
-      return fail("split-K " + std::to_string(c.split_k) + " needs as many K-steps of " + std::to_string(c.block_k));
+      return unsupported("split-K " + std::to_string(c.split_k) + " needs as many K-steps of " + std::to_string(c.block_k));
     if (c.split_k > 1 && cuda::split_partials_floats(p.m, p.n, c.split_k, p.batch) > kMaxPartialFloats)
-      return fail("the split-K partial sums would exceed 256 MiB");
+      return unsupported("the split-K partial sums would exceed 256 MiB");
     return {};
   }
 

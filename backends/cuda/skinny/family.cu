@@ -130,23 +130,22 @@ class SkinnyFamily final : public SkinnyFamilyBase {
 
  protected:
   Status check(const Problem& p, const Config& c, SkinnyLaunch& out, bool fill) const override {
-    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
     const SkinnyRow* row = table_row(kRows, kConfigs, c);
-    if (!row) return fail("the config must be one of the table's rows (families/skinny.inc) with one of its splits");
+    if (!row) return unsupported("the config must be one of the table's rows (families/skinny.inc) with one of its splits");
     if (Status s = refuse_block_scales(p); !s) return s;
     if (dev_.info.limits.arch >= 90 && hopper_loads_in_place(p))
-      return fail("sm90_wgmma streams this problem's 16-bit operands in place through TMA");
+      return unsupported("sm90_wgmma streams this problem's 16-bit operands in place through TMA");
     const bool t = transposed_form(row->form), lanes_k = lanes_k_form(row->form);
     const int64_t small = skinny_rows(p, t);
     if (small > row->rows || (row->rows > 1 && small <= row->rows / 2))
-      return fail("the " + std::to_string(row->rows) + "-row tile serves problems of " +
+      return unsupported("the " + std::to_string(row->rows) + "-row tile serves problems of " +
                   (row->rows > 1 ? std::to_string(row->rows / 2 + 1) + " to " : "") + std::to_string(row->rows) +
                   (t ? " columns" : " rows"));
     const Operand& big = skinny_large(p, t);
     const bool unit_k = t ? big.stride_col == 1 : big.stride_row == 1;
     const bool unit_cols = t ? big.stride_row == 1 : big.stride_col == 1;
-    if (lanes_k && !unit_k) return fail("lanes along K need the large operand contiguous along K");
-    if (!lanes_k && unit_k && !unit_cols) return fail("the large operand is contiguous along K: the dot forms load it");
+    if (lanes_k && !unit_k) return unsupported("lanes along K need the large operand contiguous along K");
+    if (!lanes_k && unit_k && !unit_cols) return unsupported("the large operand is contiguous along K: the dot forms load it");
     const int cols_per_block = lanes_k ? cuda::skinny::kColsK : cuda::skinny::kColsN;
     if (Status s = plan_skinny(dev_, p, t, row->rows, cols_per_block, c.block_k, c.split_k, fill, out); !s || !fill) return s;
     const bool vec = lanes_k && runs_vector_k(p, t, row->rows);

@@ -81,18 +81,17 @@ inline const Operand& skinny_large(const Problem& p, bool transposed) { return t
 // rows of D', `cols_per_block` its columns, `chunk` the K a slice is a multiple of.
 inline Status plan_skinny(const CudaDevice& dev, const Problem& p, bool transposed, int rows, int cols_per_block, int chunk,
                           int split, bool fill, SkinnyLaunch& out) {
-  auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
   if (split > 1 && split <= kMaxClusterSplit && dev.info.limits.arch < 90)
-    return fail("split-K of 2 to 8 needs thread-block clusters (sm_90); deeper splits run anywhere");
+    return unsupported("split-K of 2 to 8 needs thread-block clusters (sm_90); deeper splits run anywhere");
   if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff)
-    return fail("dimensions must be below 2^31");
+    return unsupported("dimensions must be below 2^31");
   const int64_t cols = transposed ? p.m : p.n;
   const int64_t col_blocks = (cols + cols_per_block - 1) / cols_per_block;
-  if (col_blocks * split > 0x7fffffffLL) return fail("more than 2^31 - 1 blocks");
+  if (col_blocks * split > 0x7fffffffLL) return unsupported("more than 2^31 - 1 blocks");
   const int64_t chunks = std::max<int64_t>(1, (p.k + chunk - 1) / chunk);
-  if (split > chunks) return fail("split-K " + std::to_string(split) + " needs as many K chunks of " + std::to_string(chunk));
+  if (split > chunks) return unsupported("split-K " + std::to_string(split) + " needs as many K chunks of " + std::to_string(chunk));
   const long long partial_floats = split > kMaxClusterSplit ? (long long)p.batch * col_blocks * split * rows * cols_per_block : 0;
-  if (partial_floats > kMaxPartialFloats) return fail("the split-K partial sums would exceed 256 MiB");
+  if (partial_floats > kMaxPartialFloats) return unsupported("the split-K partial sums would exceed 256 MiB");
   if (!fill) return {};
   out.need.partial_floats = partial_floats;
   out.need.counters = partial_floats > 0 ? (long long)p.batch * col_blocks : 0;

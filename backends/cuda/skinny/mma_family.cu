@@ -76,24 +76,23 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
 
  protected:
   Status check(const Problem& p, const Config& c, SkinnyLaunch& out, bool fill) const override {
-    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
     const SkinnyRow* row = table_row(kRows, kConfigs, c);
-    if (!row) return fail("the config must be one of the table's rows (families/skinny_mma.inc) with one of its splits");
+    if (!row) return unsupported("the config must be one of the table's rows (families/skinny_mma.inc) with one of its splits");
     if (Status s = refuse_block_scales(p); !s) return s;
-    if (dev_.info.limits.arch < 80) return fail("mma.sync with bf16 and cp.async need sm_80 or newer");
+    if (dev_.info.limits.arch < 80) return unsupported("mma.sync with bf16 and cp.async need sm_80 or newer");
     if (p.a.dtype != p.b.dtype || (p.a.dtype != OG_DTYPE_F16 && p.a.dtype != OG_DTYPE_BF16))
-      return fail("the tensor-core skinny kernel takes f16 x f16 or bf16 x bf16");
+      return unsupported("the tensor-core skinny kernel takes f16 x f16 or bf16 x bf16");
     const bool t = transposed_form(row->form);
     const int64_t small = skinny_rows(p, t);
     const int lowest = row->rows == 16 ? 1 : row->rows / 2 + 1;
     if (small > row->rows || small < lowest)
-      return fail("the " + std::to_string(row->rows) + "-row tile serves problems of " + std::to_string(lowest) + " to " +
+      return unsupported("the " + std::to_string(row->rows) + "-row tile serves problems of " + std::to_string(lowest) + " to " +
                   std::to_string(row->rows) + (t ? " columns" : " rows"));
     // Operands TMA loads in place are sm90_wgmma's, except at most 16 rows against a long K,
     // where its splits (at most 4) leave most SMs idle and this kernel's deep splits streamed
     // faster on the H200 (bench/results/h200); with more rows or a shorter K it ran slower.
     if (dev_.info.limits.arch >= 90 && hopper_loads_in_place(p) && (row->rows > 16 || p.k < kAlignedMinK))
-      return fail("sm90_wgmma streams this problem's 16-bit operands in place through TMA (this kernel takes them at most 16 " +
+      return unsupported("sm90_wgmma streams this problem's 16-bit operands in place through TMA (this kernel takes them at most 16 " +
                   std::string(t ? "columns" : "rows") + " against K >= " + std::to_string(kAlignedMinK) + ")");
     // The oriented operands' unit strides: S = A (or B^T) along K or its rows, L = B (or A^T)
     // along K or its columns.
@@ -101,8 +100,8 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
     const Operand& l_op = skinny_large(p, t);
     const bool s_k_fast = (t ? s_op.stride_row : s_op.stride_col) == 1, s_r_fast = (t ? s_op.stride_col : s_op.stride_row) == 1;
     const bool l_k_fast = (t ? l_op.stride_col : l_op.stride_row) == 1, l_c_fast = (t ? l_op.stride_row : l_op.stride_col) == 1;
-    if (!s_k_fast && !s_r_fast) return fail("the few-row operand needs a unit stride");
-    if (!l_k_fast && !l_c_fast) return fail("the large operand needs a unit stride");
+    if (!s_k_fast && !s_r_fast) return unsupported("the few-row operand needs a unit stride");
+    if (!l_k_fast && !l_c_fast) return unsupported("the large operand needs a unit stride");
     namespace sm = skinny_mma;
     if (Status s = plan_skinny(dev_, p, t, row->rows, sm::kCols, sm::kChunk, c.split_k, fill, out); !s || !fill) return s;
     if (row->rows == 16) pick<16>(p.a.dtype, s_k_fast, l_k_fast, out);

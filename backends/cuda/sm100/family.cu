@@ -117,60 +117,59 @@ class Sm100Family final : public PlannedFamily<Sm100Launch> {
 const void* base_of(const og_memory& m) { return static_cast<const char*>(m.ptr) + m.offset; }
 
 Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, bool fill) const {
-  auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
   if (dev_.info.limits.arch / 10 != 10 || !dev_.encode_tiled)
-    return fail(
+    return unsupported(
         "needs a compute capability 10.x device (sm_100a tcgen05: B200, GB200) and a driver with "
         "cuTensorMapEncodeTiled (this is " +
         dev_.info.name + ")");
   Kind kind;
   int fa = 0, fb = 0;
   std::string why;
-  if (!pick_kind(p, kind, fa, fb, why)) return fail(why);
+  if (!pick_kind(p, kind, fa, fb, why)) return unsupported(why);
   const bool scaled = sm100::block_scaled(kind);
   if (c.block_k != sm100::block_k(kind))
-    return fail("BLOCK_K must be 128 bytes of K (" + std::to_string(sm100::block_k(kind)) + " elements of these inputs)");
-  if (c.warps != 6) return fail("the kernel runs 6 warps (TMA producer, MMA issuer, four epilogue warps)");
-  if (c.split_k != 1) return fail("split_k must be 1");
-  if (c.stages < 2) return fail("needs at least 2 pipeline stages");
+    return unsupported("BLOCK_K must be 128 bytes of K (" + std::to_string(sm100::block_k(kind)) + " elements of these inputs)");
+  if (c.warps != 6) return unsupported("the kernel runs 6 warps (TMA producer, MMA issuer, four epilogue warps)");
+  if (c.split_k != 1) return unsupported("split_k must be 1");
+  if (c.stages < 2) return unsupported("needs at least 2 pipeline stages");
   const int group = sm100::parse_cta_group(c.form.text);
-  if (group == 0) return fail("the form must be single or pair");
+  if (group == 0) return unsupported("the form must be single or pair");
   bool instantiated = false;
   for (const Config& r : kSm100Configs)
     instantiated |= r.block_m == c.block_m && r.block_n == c.block_n && r.block_k == c.block_k &&
                     sm100::parse_cta_group(r.form.text) == group;
   if (!instantiated || c.block_m != 128 * group)
-    return fail("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " " +
+    return unsupported("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " " +
                 (group == 2 ? "pair" : "single") + " tile with " + std::to_string(c.block_k) +
                 "-element K steps (the rows of families/sm100_tcgen05.inc)");
   // Operand layouts: A K-major (row-major, unit stride along K); B K-major (unit stride along K)
   // or, for 16-bit inputs, N-major (row-major K x N: the descriptor's major bit).
   const bool sixteen = sm100::elem_bits(kind) == 16;
   const bool b_mn = p.b.stride_row != 1 && p.b.stride_col == 1;
-  if (p.a.stride_col != 1) return fail("needs a K-major A (a unit stride along K)");
+  if (p.a.stride_col != 1) return unsupported("needs a K-major A (a unit stride along K)");
   if (p.b.stride_row != 1 && !(b_mn && sixteen))
-    return fail(sixteen ? "needs B with a unit stride along K or N"
+    return unsupported(sixteen ? "needs B with a unit stride along K or N"
                         : "needs a K-major B (a unit stride along K) for 8- and 4-bit inputs");
   const sm100::Geometry g{kind, c.block_n, group, c.stages, b_mn};
   const size_t smem = sm100::shared_bytes(g);
   if (smem > size_t(dev_.info.limits.max_shared_bytes))
-    return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
-  if (p.k < 1) return fail("K must be at least 1 (a TMA box needs a non-empty K extent)");
+    return unsupported(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
+  if (p.k < 1) return unsupported("K must be at least 1 (a TMA box needs a non-empty K extent)");
   if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff)
-    return fail("dimensions must be below 2^31");
+    return unsupported("dimensions must be below 2^31");
   const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
-  if (tiles > 0x7fffffffLL) return fail("more than 2^31 - 1 output tiles");
+  if (tiles > 0x7fffffffLL) return unsupported("more than 2^31 - 1 output tiles");
   const bool fp4 = sm100::elem_bits(kind) == 4;
-  if (fp4 && p.k % 2) return fail("fp4 operands need an even K");
+  if (fp4 && p.k % 2) return unsupported("fp4 operands need an even K");
   // Bytes of an element count along K (fp4: two per byte) and the 16-byte rules of TMA.
   auto bytes = [&](int64_t elements) { return fp4 ? elements / 2 : elements * (sm100::elem_bits(kind) / 8); };
   auto aligned = [&](const Operand& o, int64_t outer_stride, const char* name) -> Status {
     const uintptr_t b = reinterpret_cast<uintptr_t>(base_of(o.mem));
-    if (b % 16) return fail(std::string(name) + ": base address must be 16-byte aligned");
+    if (b % 16) return unsupported(std::string(name) + ": base address must be 16-byte aligned");
     if (bytes(outer_stride) % 16 || outer_stride <= 0)
-      return fail(std::string(name) + ": leading dimension must be a multiple of 16 bytes");
+      return unsupported(std::string(name) + ": leading dimension must be a multiple of 16 bytes");
     if (p.batch > 1 && (bytes(o.batch_stride) % 16 || o.batch_stride <= 0))
-      return fail(std::string(name) + ": batch stride must be a positive multiple of 16 bytes");
+      return unsupported(std::string(name) + ": batch stride must be a positive multiple of 16 bytes");
     return {};
   };
   if (Status s = aligned(p.a, p.a.stride_row, "A"); !s) return s;
@@ -180,12 +179,12 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
       const char* name = o == &p.a ? "A" : "B";
       const BlockScale& s = o->scale;
       if (s.layout != OG_SCALE_PACKED)
-        return fail(std::string(name) +
+        return unsupported(std::string(name) +
                     ": scales must be packed (512-byte tiles of 128 rows x 4; og_convert_scales_host converts)");
       if (reinterpret_cast<uintptr_t>(base_of(s.mem)) % 16)
-        return fail(std::string(name) + ": scale base must be 16-byte aligned");
+        return unsupported(std::string(name) + ": scale base must be 16-byte aligned");
       if (p.batch > 1 && (s.batch_stride % 16 || s.batch_stride <= 0))
-        return fail(std::string(name) + ": scale batch stride must be a positive multiple of 16 bytes");
+        return unsupported(std::string(name) + ": scale batch stride must be a positive multiple of 16 bytes");
     }
   }
   if (!fill) return {};
@@ -218,15 +217,15 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
     const cuuint32_t box[3] = {cuuint32_t(128 / eb), cuuint32_t(box_rows), 1};
     return encode(map, et, 3, base_of(o.mem), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B, &why);
   };
-  if (!operand_map(l.map_a, p.a, p.m, p.a.stride_row, 128)) return fail(why);
+  if (!operand_map(l.map_a, p.a, p.m, p.a.stride_row, 128)) return unsupported(why);
   if (!b_mn) {
-    if (!operand_map(l.map_b, p.b, p.n, p.b.stride_col, sm100::b_rows_per_cta(g))) return fail(why);
+    if (!operand_map(l.map_b, p.b, p.n, p.b.stride_col, sm100::b_rows_per_cta(g))) return unsupported(why);
   } else {  // {N, K, batch}, boxes of 64 columns x the stage's 64 K rows
     const cuuint64_t dims[3] = {cuuint64_t(p.n), cuuint64_t(p.k), cuuint64_t(p.batch)};
     const cuuint64_t row_bytes = cuuint64_t(p.b.stride_row) * 2;
     const cuuint64_t strides[2] = {row_bytes, p.batch > 1 ? cuuint64_t(p.b.batch_stride) * 2 : row_bytes * dims[1]};
     const cuuint32_t box[3] = {cuuint32_t(sm100::kMnBoxColumns), cuuint32_t(sm100::block_k(kind)), 1};
-    if (!encode(l.map_b, et, 3, base_of(p.b.mem), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B, &why)) return fail(why);
+    if (!encode(l.map_b, et, 3, base_of(p.b.mem), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B, &why)) return unsupported(why);
   }
   l.map_sfa = l.map_a;  // unused by dense kinds
   l.map_sfb = l.map_b;
@@ -244,7 +243,7 @@ Status Sm100Family::check(const Problem& p, const Config& c, Sm100Launch& out, b
       return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT32, 4, base_of(s.mem), dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE,
                     &why);
     };
-    if (!scale_map(l.map_sfa, p.a, p.m, 1) || !scale_map(l.map_sfb, p.b, p.n, sm100::sfb_groups(g))) return fail(why);
+    if (!scale_map(l.map_sfa, p.a, p.m, 1) || !scale_map(l.map_sfb, p.b, p.n, sm100::sfb_groups(g))) return unsupported(why);
   }
   // D for the plain epilogue's TMA stores: row-major, 16-byte aligned, boxes of 32 rows x 128 bytes.
   // TMA drops the rows of edge boxes beyond D but columns only in whole 16-byte units (as the

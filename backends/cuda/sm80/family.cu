@@ -108,31 +108,30 @@ class Sm80MmaFamily final : public PlannedFamily<Sm80Launch> {
   // leading dimensions and batch strides; the gathering loader takes everything else.
   Status check(const Problem& p, const Config& c, Sm80Launch& out, bool fill) const {
     if (Status s = refuse_block_scales(p); !s) return s;
-    auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
-    if (p.a.scale.present() || p.b.scale.present()) return fail("block-scaled inputs run on sm100_tcgen05 (compute capability 10.x)");
+    if (p.a.scale.present() || p.b.scale.present()) return unsupported("block-scaled inputs run on sm100_tcgen05 (compute capability 10.x)");
     const Sm80Row* row = nullptr;
     for (const Sm80Row& r : kRows)
       if (c.block_m == r.block_m && c.block_n == r.block_n && c.warps == r.warps) row = &r;
-    if (!row) return fail("the tile and warps must be one of the table's rows (families/sm80_mma.inc)");
-    if (!c.form.empty()) return fail("the family has no forms");
-    if (c.block_k != sm80::kBlockK) return fail("BLOCK_K must be " + std::to_string(sm80::kBlockK));
-    if (c.split_k != 1) return fail("split-K is not implemented for the mma.sync kernel");
+    if (!row) return unsupported("the tile and warps must be one of the table's rows (families/sm80_mma.inc)");
+    if (!c.form.empty()) return unsupported("the family has no forms");
+    if (c.block_k != sm80::kBlockK) return unsupported("BLOCK_K must be " + std::to_string(sm80::kBlockK));
+    if (c.split_k != 1) return unsupported("split-K is not implemented for the mma.sync kernel");
     if (c.stages < sm80::kMinStages || c.stages > sm80::kMaxStages)
-      return fail("needs " + std::to_string(sm80::kMinStages) + " to " + std::to_string(sm80::kMaxStages) + " pipeline stages");
+      return unsupported("needs " + std::to_string(sm80::kMinStages) + " to " + std::to_string(sm80::kMaxStages) + " pipeline stages");
     const int mul = mma_multiplicand(p.a.dtype, p.b.dtype);
-    if (mul < 0) return fail("inputs must be f16 or bf16 (not both; fp8 converts exactly to either); f16 x bf16 runs on sm90_repack (Hopper, as TF32) or simt, f32 on sgemm or simt");
-    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
+    if (mul < 0) return unsupported("inputs must be f16 or bf16 (not both; fp8 converts exactly to either); f16 x bf16 runs on sm90_repack (Hopper, as TF32) or simt, f32 on sgemm or simt");
+    if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return unsupported("dimensions must be below 2^31");
     if (((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) > 0x7fffffffLL)
-      return fail("more than 2^31 - 1 output tiles");
+      return unsupported("more than 2^31 - 1 output tiles");
     const bool a_k_major = p.a.stride_col == 1, b_k_major = p.b.stride_row == 1;
     const bool copy = cp_async_loadable(p, mul);
     if (!copy && !row->gather)
-      return fail("the " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) +
+      return unsupported("the " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) +
                   " tile has only the cp.async loader: both inputs f16 or both bf16, a unit stride each, 16-byte aligned bases, "
                   "leading dimensions and batch strides (the table's gathering tiles take any operands)");
     const size_t smem = sm80::shared_bytes(c.block_m, c.block_n, c.warps, !copy || a_k_major, !copy || b_k_major, c.stages);
     if (smem > size_t(dev_.info.limits.max_shared_bytes))
-      return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
+      return unsupported(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
     if (!fill) return {};
     sm80::Launch& l = out.l;
     l.m = int(p.m); l.n = int(p.n); l.k = int(p.k); l.batch = int(p.batch);

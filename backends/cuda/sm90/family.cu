@@ -130,34 +130,33 @@ Status Sm90WgmmaFamily::check(const Problem& p, const Config& c, Sm90Launch& out
 // `fill`, also builds the launch (tensor maps included). TMA needs 16-byte aligned bases and strides
 // and one unit stride per operand; wgmma needs equal 16-bit input types or fp8 inputs, fp8 K-major.
 Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form form, Sm90Launch& out, bool fill) const {
-  auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
   if (dev_.info.limits.arch / 10 != 9 || !dev_.encode_tiled)
-    return fail("needs an sm_90 device and a driver with cuTensorMapEncodeTiled (this is " + dev_.info.name + ")");
+    return unsupported("needs an sm_90 device and a driver with cuTensorMapEncodeTiled (this is " + dev_.info.name + ")");
   const og_dtype ta = p.a.dtype, tb = p.b.dtype;
   const bool fp8 = (ta == OG_DTYPE_FP8_E4M3 || ta == OG_DTYPE_FP8_E5M2) && (tb == OG_DTYPE_FP8_E4M3 || tb == OG_DTYPE_FP8_E5M2);
   const bool sixteen = (ta == OG_DTYPE_F16 || ta == OG_DTYPE_BF16) && ta == tb;
   const bool tf32 = ta == OG_DTYPE_F32 && tb == OG_DTYPE_F32 && p.compute_mode == OG_COMPUTE_TF32;
   if (!fp8 && !sixteen && !tf32)
-    return fail("inputs must be f16 x f16, bf16 x bf16, fp8 (e4m3/e5m2) x fp8, or f32 x f32 with compute_mode TF32");
+    return unsupported("inputs must be f16 x f16, bf16 x bf16, fp8 (e4m3/e5m2) x fp8, or f32 x f32 with compute_mode TF32");
   const int eb = sixteen ? 2 : tf32 ? 4 : 1;
-  if (c.block_k * eb != 128) return fail("BLOCK_K must be 128 bytes of K (" + std::to_string(128 / eb) + " elements)");
-  if (c.warps != 12) return fail("the kernel runs 12 warps (a producer and two consumer warpgroups)");
-  if (c.split_k > kMaxSplitK) return fail("split_k above " + std::to_string(kMaxSplitK));
-  if (c.stages < 2) return fail("needs at least 2 pipeline stages");
+  if (c.block_k * eb != 128) return unsupported("BLOCK_K must be 128 bytes of K (" + std::to_string(128 / eb) + " elements)");
+  if (c.warps != 12) return unsupported("the kernel runs 12 warps (a producer and two consumer warpgroups)");
+  if (c.split_k > kMaxSplitK) return unsupported("split_k above " + std::to_string(kMaxSplitK));
+  if (c.stages < 2) return unsupported("needs at least 2 pipeline stages");
   const KernelKey key = sm90::kernel_key(c.block_m, c.block_n, c.split_k, form, cuda_technique_on("OMNIGEMM_CUDA_SPLIT_PAIRS"));
   bool instantiated = false;
   for (const Sm90RowKernel& r : kRowKernels) instantiated |= r.block_k == c.block_k && r.key == key;
   if (!instantiated || key.wg_m == 0 || key.block_m() != c.block_m)
-    return fail("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " " +
+    return unsupported("no kernel instantiated for a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " " +
                 std::string(c.form.empty() ? "coop" : c.form.view()) + " tile with " + std::to_string(128 / eb) +
                 "-element K steps (the rows of families/sm90_wgmma.inc)");
   const size_t smem = sm90::shared_bytes(c.block_m, c.block_n, c.stages);
   if (smem > size_t(dev_.info.limits.max_shared_bytes))
-    return fail(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
-  if (p.k < 1) return fail("K must be at least 1 (a TMA box needs a non-empty K extent)");
-  if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return fail("dimensions must be below 2^31");
+    return unsupported(std::to_string(c.stages) + " stages need " + std::to_string(smem) + " bytes of shared memory");
+  if (p.k < 1) return unsupported("K must be at least 1 (a TMA box needs a non-empty K extent)");
+  if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff || p.batch > 0x7fffffff) return unsupported("dimensions must be below 2^31");
   const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n) * p.batch;
-  if (tiles * c.split_k > 0x7fffffffLL) return fail("more than 2^31 - 1 work items (output tiles x split-K slices)");
+  if (tiles * c.split_k > 0x7fffffffLL) return unsupported("more than 2^31 - 1 work items (output tiles x split-K slices)");
   long long split_floats = 0, split_counters = 0;
   if (c.split_k > 1 && !key.split_pairs) {  // the workspace of slices that meet through global memory
     const long long split_tiles = sm90::split_tiles((p.m + c.block_m - 1) / c.block_m, (p.n + c.block_n - 1) / c.block_n,
@@ -165,28 +164,28 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
     split_floats = sm90::partial_floats(split_tiles, c.block_m, c.block_n, c.split_k);
     split_counters = sm90::counter_count(split_tiles);
     if (split_floats > kMaxPartialFloats)
-      return fail("the split-K workspace would exceed " + std::to_string(kMaxPartialFloats * 4 >> 20) +
+      return unsupported("the split-K workspace would exceed " + std::to_string(kMaxPartialFloats * 4 >> 20) +
                   " MiB: split_k 1 for a problem this large");
-    if (split_tiles * c.split_k > 0x7fffffffLL) return fail("more than 2^31 - 1 work items");
+    if (split_tiles * c.split_k > 0x7fffffffLL) return unsupported("more than 2^31 - 1 work items");
   }
 
   // Operand layouts. A (M x K): K-major when stride_col == 1, M-major when stride_row == 1.
   // B (K x N): K-major when stride_row == 1, N-major when stride_col == 1.
   const bool a_k_major = p.a.stride_col == 1, b_k_major = p.b.stride_row == 1;
   const bool a_mn = !a_k_major && p.a.stride_row == 1, b_mn = !b_k_major && p.b.stride_col == 1;
-  if (!a_k_major && !a_mn) return fail("A needs a unit stride along M or K");
-  if (!b_k_major && !b_mn) return fail("B needs a unit stride along K or N");
-  if (fp8 && (a_mn || b_mn)) return fail("fp8 wgmma needs K-major operands (A row-major, B column-major)");
-  if (tf32 && (a_mn || b_mn)) return fail("tf32 wgmma needs K-major operands (A row-major, B column-major)");
+  if (!a_k_major && !a_mn) return unsupported("A needs a unit stride along M or K");
+  if (!b_k_major && !b_mn) return unsupported("B needs a unit stride along K or N");
+  if (fp8 && (a_mn || b_mn)) return unsupported("fp8 wgmma needs K-major operands (A row-major, B column-major)");
+  if (tf32 && (a_mn || b_mn)) return unsupported("tf32 wgmma needs K-major operands (A row-major, B column-major)");
   if (key.needs_k_major_b() && !b_k_major)
-    return fail("a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " tile (" +
+    return unsupported("a " + std::to_string(c.block_m) + "x" + std::to_string(c.block_n) + " tile (" +
                 std::to_string(key.split_n ? c.block_n / 2 : c.block_n) +
                 " columns per consumer) needs a K-major B (unit stride along K)");
   std::string why;
   if (!fill) {
     if (!check_16_byte_operand(p.a, eb, a_k_major ? p.a.stride_row : p.a.stride_col, p.batch, &why) ||
         !check_16_byte_operand(p.b, eb, b_k_major ? p.b.stride_col : p.b.stride_row, p.batch, &why))
-      return fail(why);
+      return unsupported(why);
     return {};
   }
 
@@ -213,7 +212,7 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
                       p.batch, a_k_major ? block_k : 64, a_k_major ? c.block_m : block_k, &why) ||
       !encode_operand(l.map_b, p.b, eb, b_k_major ? p.k : p.n, b_k_major ? p.n : p.k, b_k_major ? p.b.stride_col : p.b.stride_row,
                       p.batch, b_k_major ? block_k : 64, b_k_major ? c.block_n / key.cluster_m : block_k, &why))
-    return fail(why);
+    return unsupported(why);
   return {};
 }
 

@@ -66,28 +66,27 @@ std::span<const Row> rows() { return kRows; }
 std::span<const Config> configs() { return kConfigs; }
 
 Status plan(const Problem& p, const Config& c, const DeviceLimits& limits, Plan* out) {
-  auto fail = [](std::string msg) { return error(StatusCode::unsupported, std::move(msg)); };
   int row = -1;
   for (int r = 0; r < int(std::size(kRows)); ++r)
     if (c.block_m == kRows[r].block_m && c.block_n == kRows[r].block_n && c.block_k == kRows[r].block_k &&
         c.warps == kRows[r].waves && c.waves_per_eu == kRows[r].waves_per_eu)
       row = r;
-  if (row < 0) return fail("the tile, waves and waves_per_eu must be one of the table's rows (families/gfx90a_mfma.inc)");
-  if (!c.form.empty()) return fail("the family has no forms");
-  if (c.stages != kRows[row].stages) return fail("num_stages must be 0 (one LDS buffer, the next K tile prefetched into registers)");
-  if (c.split_k != 1) return fail("split-K is not implemented for the MFMA kernel");
+  if (row < 0) return unsupported("the tile, waves and waves_per_eu must be one of the table's rows (families/gfx90a_mfma.inc)");
+  if (!c.form.empty()) return unsupported("the family has no forms");
+  if (c.stages != kRows[row].stages) return unsupported("num_stages must be 0 (one LDS buffer, the next K tile prefetched into registers)");
+  if (c.split_k != 1) return unsupported("split-K is not implemented for the MFMA kernel");
   std::string why;
-  if (!config_fits(c, limits, 2, &why)) return fail(why);
+  if (!config_fits(c, limits, 2, &why)) return unsupported(why);
   const int mul = multiplicand(p.a.dtype, p.b.dtype);
   if (mul < 0)
-    return fail("inputs must be f16 or bf16, not both (fp8 is converted to either on load; MI200 has no fp8 MFMA and this "
+    return unsupported("inputs must be f16 or bf16, not both (fp8 is converted to either on load; MI200 has no fp8 MFMA and this "
                 "family no f32 path)");
-  if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX || p.batch > INT32_MAX) return fail("dimensions must be below 2^31");
+  if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX || p.batch > INT32_MAX) return unsupported("dimensions must be below 2^31");
   const long long tiles = ((p.m + c.block_m - 1) / c.block_m) * ((p.n + c.block_n - 1) / c.block_n);
   const int threads = c.warps * hip::kWave;
-  if (tiles * threads > UINT32_MAX) return fail("more than 2^32 threads in one launch");
+  if (tiles * threads > UINT32_MAX) return unsupported("more than 2^32 threads in one launch");
   for (const Operand* o : {&p.a, &p.b, &p.c, &p.d})
-    if (o->present && !(fits_int(o->stride_row) && fits_int(o->stride_col))) return fail("row and column strides must be below 2^31 elements");
+    if (o->present && !(fits_int(o->stride_row) && fits_int(o->stride_col))) return unsupported("row and column strides must be below 2^31 elements");
   if (!out) return {};
 
   Plan& l = *out;
