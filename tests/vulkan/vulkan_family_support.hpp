@@ -18,8 +18,8 @@ namespace omnigemm::test {
 // A validated m x n x k problem (A row-major, B in `lb`, D f32) over placeholder VkBuffer
 // handles: for can_implement and describe only, which never touch the buffers.
 inline detail::Problem planning_problem(Dtype a, Dtype b, int64_t m, int64_t n, int64_t k, int64_t batch = 1,
-                                        Layout lb = Layout::row_major) {
-  HostMatrix A(m, k, a, Layout::row_major, 0, batch), B(k, n, b, lb, 0, batch), D(m, n, Dtype::f32, Layout::row_major, 0, batch);
+                                        Layout lb = Layout::row_major, Dtype d = Dtype::f32) {
+  HostMatrix A(m, k, a, Layout::row_major, 0, batch), B(k, n, b, lb, 0, batch), D(m, n, d, Layout::row_major, 0, batch);
   Gemm g;
   g.a = A.view(Memory::vulkan(0x1000));
   g.b = B.view(Memory::vulkan(0x2000));

@@ -72,7 +72,6 @@ constexpr double kTileFixedSteps = 8;  // a tile's fixed work, in K-steps
 // aligned loads' bandwidth: 14653x8x7890 (A's K odd, 16-column tiles) 414 us gathering, 225 us
 // on an aligned copy (the copy of A's 231 MB included).
 constexpr double kGatherStreamRate = 0.25;
-constexpr double kEpilogueK = 256;  // K of MMA work one output's epilogue costs (hints_padded)
 struct Gathered {
   int operands = 0;
   double bytes = 0;  // theirs, over all batches
@@ -186,12 +185,7 @@ CostHints CoopmatFamily::hints_padded(const Problem& p, const Config& c, uint32_
     h.extra_bytes += g.bytes * (1 / kGatherStreamRate - 1) / h.memory_efficiency;
     if (!h.note) h.note = "operands not vector-aligned are gathered, each at about 0.6 of the K loop's rate";
   }
-  // Each output's epilogue (through shared memory, a fragment row at a time) costs about
-  // kEpilogueK of K's MMA work: problems of a short K are bound by it (H200, 2000 x 3000 x K:
-  // 80 us from K = 8 to 32 on 128x128 tiles, where the portable family took 35 at K = 8).
-  // Once per output, split or not: the same factor for every config of a problem, so it moves
-  // this family against the others (and a little against its configs' own extra bytes).
-  h.factor *= double(p.k) / double(p.k + kEpilogueK);
+  h.factor *= epilogue_factor(p);  // each output's epilogue, through shared memory
   h.split_fixed_steps = 1;  // the partial sums' traffic is priced below
   if (c.split_k > 1)
     h.extra_bytes += 2.0 * double(split_workspace_bytes(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n)));

@@ -52,6 +52,14 @@ class VulkanFamily : public PlannedFamily<VulkanLaunch> {
   // 64 workgroups of 64x64 at 9.6 TFLOP/s. A cost factor in (0, 1].
   double residency_factor(const Problem& p, const Config& c) const;
   static constexpr double kResidentArea = 128.0 * 256.0;
+  // The cooperative-matrix families' epilogue: each output costs about kEpilogueK of K's MMA work
+  // (stored through shared memory, or as a tensor), so problems of a short K are bound by it
+  // (H200, 2000 x 3000 x 8: coopmat's 128x128 tiles 80 us with a 16-bit D, coopmat2's 159 with
+  // an f32 tensor store; the portable family 35 and 28.5). A factor K / (K + kEpilogueK) on the
+  // rate, the same for every config of a problem (split or not): it moves these families against
+  // the others, not their configs' order.
+  static double epilogue_factor(const Problem& p) { return double(p.k) / double(p.k + kEpilogueK); }
+  static constexpr double kEpilogueK = 256;
 
   VulkanBackend& be_;
 };
