@@ -15,7 +15,7 @@
 
 namespace omnigemm::test {
 
-// A validated m x n x k problem (A row-major, B in `lb`, D f32) over placeholder VkBuffer
+// A validated m x n x k problem (A row-major, B in `lb`, D in `d`) over placeholder VkBuffer
 // handles: for can_implement and describe only, which never touch the buffers.
 inline detail::Problem planning_problem(Dtype a, Dtype b, int64_t m, int64_t n, int64_t k, int64_t batch = 1,
                                         Layout lb = Layout::row_major, Dtype d = Dtype::f32) {

@@ -24,11 +24,12 @@ constexpr int64_t kSkinnyRows = 32;  // the rows of A (or columns of B) up to wh
 constexpr int64_t kSkinnyRowsBesideCoopmat = 8;
 // Splits deeper than this are offered only where this many slices leave compute units without a
 // workgroup: each workgroup's own work (A's staging, the partial sums added through shared
-// memory, its partials) is paid again per slice. On the H200, 1 x 4096 x 4096 with B's N
-// contiguous took 23.3 us in 256 workgroups (16 slices), 26.4 in 1024 and 28.2 in 2048.
+// memory, its partials) is paid again per slice, which wide B does not win back (measured in
+// bench/results/h200, "Narrow B, 2..4 rows and a K of a few elements").
 constexpr int kShallowSplit = 16;
-// Configs from 2 up to this many rows exist for problems of at most their rows: on the H200,
-// 3 x 14746 x 378 took 25.5 us on 4 rows, 81 on the 1-row config in three passes.
+// Configs from 2 up to this many rows exist for problems of at most their rows: a problem of more
+// rows would run them in passes, each reading B again (the 1-row config's passes measured ~3x
+// slower than one pass of the 4-row config, same results section).
 constexpr int kFewRowsInOnePass = 8;
 
 // The shader's layout for a config (gemm_skinny.comp's VEC, CT, KT, SET_K).

@@ -53,11 +53,10 @@ class VulkanFamily : public PlannedFamily<VulkanLaunch> {
   double residency_factor(const Problem& p, const Config& c) const;
   static constexpr double kResidentArea = 128.0 * 256.0;
   // The cooperative-matrix families' epilogue: each output costs about kEpilogueK of K's MMA work
-  // (stored through shared memory, or as a tensor), so problems of a short K are bound by it
-  // (H200, 2000 x 3000 x 8: coopmat's 128x128 tiles 80 us with a 16-bit D, coopmat2's 159 with
-  // an f32 tensor store; the portable family 35 and 28.5). A factor K / (K + kEpilogueK) on the
-  // rate, the same for every config of a problem (split or not): it moves these families against
-  // the others, not their configs' order.
+  // (stored through shared memory, or as a tensor), so problems of a short K are bound by it and
+  // run faster on the portable family (bench/results/h200, "Narrow B, 2..4 rows and a K of a few
+  // elements"). A factor K / (K + kEpilogueK) on the rate, the same for every config of a
+  // problem (split or not): it moves these families against the others, not their configs' order.
   static double epilogue_factor(const Problem& p) { return double(p.k) / double(p.k + kEpilogueK); }
   static constexpr double kEpilogueK = 256;
 
