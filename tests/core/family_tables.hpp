@@ -34,7 +34,7 @@ inline std::vector<std::pair<std::string, std::vector<Config>>> family_tables() 
        }},
       {"cuda.sgemm",
        {
-#define OG_CUDA_SGEMM(bm, bn, bk, gm, st, wa) Config{"sgemm", bm, bn, bk, gm, st, wa, 0, 1, {}},
+#define OG_CUDA_SGEMM(bm, bn, bk, gm, st, wa, eff) Config{"sgemm", bm, bn, bk, gm, st, wa, 0, 1, {}},
 #include "../../backends/cuda/families/sgemm.inc"
 #undef OG_CUDA_SGEMM
        }},

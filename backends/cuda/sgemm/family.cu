@@ -16,10 +16,23 @@ namespace omnigemm::detail {
 namespace {
 
 constexpr Config kRows[] = {
-#define OG_CUDA_SGEMM(bm, bn, bk, gm, st, wa) Config{"sgemm", bm, bn, bk, gm, st, wa, 0, 1, {}},
+#define OG_CUDA_SGEMM(bm, bn, bk, gm, st, wa, eff) Config{"sgemm", bm, bn, bk, gm, st, wa, 0, 1, {}},
 #include "../families/sgemm.inc"
 #undef OG_CUDA_SGEMM
 };
+// Each row's EFFICIENCY column (the same order as kRows).
+constexpr double kRowEfficiency[] = {
+#define OG_CUDA_SGEMM(bm, bn, bk, gm, st, wa, eff) eff,
+#include "../families/sgemm.inc"
+#undef OG_CUDA_SGEMM
+};
+static_assert(std::size(kRowEfficiency) == std::size(kRows));
+// The row of config c's tile (can_implement accepts only a row's tile).
+double row_efficiency(const Config& c) {
+  for (size_t i = 0; i < std::size(kRows); ++i)
+    if (kRows[i].block_m == c.block_m && kRows[i].block_n == c.block_n && kRows[i].block_k == c.block_k) return kRowEfficiency[i];
+  return 0;
+}
 // Split-K: the rows below 256 threads are offered with each of these splits (the 256-thread row
 // runs unsplit: its main loop measured slower with the split's partial stores beside its
 // epilogue). Slices write partial sums to the workspace; split_reduce.cu adds them in order.
@@ -92,7 +105,7 @@ cudaError_t launch_tile(const SgemmLaunch& l, dim3 grid, cudaStream_t s) {
 }
 
 cudaError_t launch_row(const SgemmLaunch& l, dim3 grid, cudaStream_t s) {
-#define OG_CUDA_SGEMM(bm, bn, bk, gm, st, wa)                                                        \
+#define OG_CUDA_SGEMM(bm, bn, bk, gm, st, wa, eff)                                                   \
   static_assert(bm % 32 == 0 && bn % 64 == 0 && (bm / 32) * (bn / 64) == wa, "families/sgemm.inc"); \
   if (l.block_m == bm && l.block_n == bn && l.block_k == bk) return launch_tile<bm / 32, bn / 64, bk>(l, grid, s);
 #include "../families/sgemm.inc"
@@ -129,8 +142,8 @@ class SgemmFamily final : public PlannedFamily<SgemmLaunch> {
   }
 
   // Register-blocked f32 FMA on full tiles with the vector loader, as a share of the f32 peak
-  // beside the model's tile intensity (64x64 a little below 128x128 at equal waves, as measured
-  // in bench/results/h200); the scalar loader halves it. Several blocks of a row share an SM
+  // beside the model's tile intensity: the row's EFFICIENCY column (families/sgemm.inc); the
+  // scalar loader halves it. Several blocks of a row share an SM
   // (blocks_per_sm), which the model's waves of one work item per SM do not see: a launch runs
   // in rounds of that many blocks per SM, and where the whole launch is resident at once the
   // ceil(items / SMs) blocks on each busy SM run at a rate that grows with their share of the
@@ -148,8 +161,7 @@ class SgemmFamily final : public PlannedFamily<SgemmLaunch> {
     const double peak = peak_tflops(dev_.info.limits, p);
     const double f32 = dev_.info.limits.peak_tflops_f32 > 0 ? dev_.info.limits.peak_tflops_f32 / peak : 1.0;
     const bool vec = view_of(p.a, true, p.batch).vec && view_of(p.b, false, p.batch).vec;
-    const double tile = c.block_m * c.block_n >= 128 * 128 ? 0.75 : c.block_m * c.block_n >= 128 * 64 ? 0.68 : 0.8;
-    h.efficiency = f32 * tile * (vec ? 1.0 : 0.5);
+    h.efficiency = f32 * row_efficiency(c) * (vec ? 1.0 : 0.5);
     // The 256-thread row's two blocks per SM hide the scalar loader's latency and its
     // element-wise epilogue (D without 16-byte aligned rows) worse than the smaller rows' six.
     const bool d_rows = p.d.stride_col == 1 && check_16_byte_operand(p.d, dtype_bytes(p.d.dtype), p.d.stride_row, p.batch, nullptr);
