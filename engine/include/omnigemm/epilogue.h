@@ -69,28 +69,28 @@
 #endif
 
 /* f32 -> f16 bits, round to nearest even: overflow (|f| >= 65520) to inf, NaN to a quiet NaN
- * with f's sign (0x7e00), subnormal results rounded on the 2^-24 grid in integer arithmetic. */
+ * with f's sign (0x7e00), subnormal results rounded on the 2^-24 grid in integer arithmetic.
+ * Branch-free (every candidate computed, one selected): the GPU shaders run it once per output. */
 OG_FUNC og_uint og_f32_to_f16_bits(float f) {
   og_uint x = og_float_bits(f);
   og_uint sign = (x >> 16) & 0x8000u;
   x &= 0x7fffffffu;
-  if (x >= 0x7f800000u) return sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u);
-  if (x >= 0x47800000u) return sign | 0x7c00u; /* >= 65536 */
-  if (x < 0x38800000u) {                       /* below 2^-14: an f16 subnormal or zero */
-    /* |f| = mant * 2^(e - 150) with the implicit bit in mant; in units of 2^-24 that is
-     * mant >> (126 - e), rounded on the bits shifted out. */
-    og_uint shift = 126u - (x >> 23);
-    if (shift > 24u) return sign; /* |f| < 2^-25: rounds to zero */
-    og_uint mant = (x & 0x7fffffu) | 0x800000u;
-    og_uint q = mant >> shift;
-    og_uint rem = mant & ((1u << shift) - 1u);
-    og_uint tie = 1u << (shift - 1u);
-    if (rem > tie || (rem == tie && (q & 1u) != 0u)) q += 1u; /* may carry into the smallest normal */
-    return sign | q;
-  }
-  og_uint odd = (x >> 13) & 1u;
-  x += 0xc8000fffu + odd; /* rebias by (15 - 127) << 23 (mod 2^32) and round half to even */
-  return sign | (x >> 13); /* a carry into exponent 31 is inf, as it should be */
+  /* normal: rebias by (15 - 127) << 23 (mod 2^32) and round half to even on the 13 bits dropped;
+   * a carry into exponent 31 is inf, as it should be */
+  og_uint normal = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;
+  /* below 2^-14, an f16 subnormal or zero: |f| = mant * 2^(e - 150) with the implicit bit in
+   * mant; in units of 2^-24 that is mant >> (126 - e), rounded half to even on the bits shifted
+   * out. The shift is clamped to [14, 25] so that it is defined for every x: beyond 25 rounds to
+   * zero like 25 does (mant < 2^24); below 14 is a normal result, not selected. */
+  og_uint e = x >> 23;
+  og_uint shift = 126u - (e > 112u ? 112u : e);
+  shift = shift > 25u ? 25u : shift;
+  og_uint mant = (x & 0x7fffffu) | 0x800000u;
+  og_uint sub = (mant + (1u << (shift - 1u)) - 1u + ((mant >> shift) & 1u)) >> shift; /* may carry into the smallest normal */
+  og_uint r = x < 0x38800000u ? sub : normal;
+  r = x >= 0x47800000u ? 0x7c00u : r; /* >= 65536, inf */
+  r = x > 0x7f800000u ? 0x7e00u : r;  /* NaN */
+  return sign | r;
 }
 
 /* f32 -> bf16 bits, round to nearest even; NaN stays NaN (quieted), overflow goes to inf. */
