@@ -113,3 +113,17 @@ void store_d(uint at, float v) {
   if (D_TYPE == 0u) d32[at] = v;
   else d16[at] = uint16_t(encode_out16(v));
 }
+
+// The plain GEMM's epilogue, D = alpha * acc (no C, bias or activation), has a kind per D dtype;
+// EPI_ANY reads every option from the epilogue word. A shader takes epilogue_kind() once and
+// branches on it (uniformly) per output: the plain kinds skip the run-time options, which are
+// most of an output's instructions where K is short.
+const uint EPI_ANY = 0u, EPI_PLAIN_F32 = 1u, EPI_PLAIN_F16 = 2u, EPI_PLAIN_BF16 = 3u;
+uint epilogue_kind() { return HAS_C || BIAS_MODE != 0u || ACTIVATION != 0u ? EPI_ANY : EPI_PLAIN_F32 + D_TYPE; }
+// D element (gm, gn) < (M, N), at element `at` of D's buffer, from its accumulator.
+void finish_d(uint kind, uint batch, uint gm, uint gn, uint at, float acc) {
+  if (kind == EPI_ANY) store_d(at, epilogue_value(batch, gm, gn, acc));
+  else if (kind == EPI_PLAIN_F32) d32[at] = p.alpha * acc;
+  else if (kind == EPI_PLAIN_F16) d16[at] = uint16_t(og_f32_to_f16_bits(p.alpha * acc));
+  else d16[at] = uint16_t(og_f32_to_bf16_bits(p.alpha * acc));
+}

@@ -84,6 +84,11 @@ const uint WARPS = THREADS / SUBGROUP;
 const uint WARPS_N = WARPS / WARPS_M;
 const uint WARP_M = BLOCK_M / WARPS_M, WARP_N = BLOCK_N / WARPS_N;
 const uint FRAG_M = WARP_M / CM_M, FRAG_N = WARP_N / CM_N;
+// The epilogue's plain kinds (gemm_common.glsl) for subgroups of at most 4 fragment rows: the
+// epilogue is unrolled over the rows, and with 8 (256x128 tiles of 8 subgroups) the extra paths
+// made the whole shader several times slower on NVIDIA (bench/results/h200, "The epilogue's
+// instructions"); there every output takes EPI_ANY.
+const bool PLAIN_KINDS = FRAG_M <= 4u;
 
 // Shared memory is one array of 16-byte vectors (8 16-bit elements, or 4 f32 in the epilogue).
 // An operand tile is OUTER rows of INNER contiguous elements: INNER/8 vectors + 1 of padding.
@@ -189,19 +194,27 @@ void store_tiles(uint stage) {
   }
 }
 
-// alpha, beta*C, bias, activation and rounding for 4 consecutive columns gn.. of row gm < M.
-void write_outputs(uint batch, uint gm, uint gn, vec4 acc4, bool d_vec4) {
-  float o[4];
-  [[unroll]] for (uint t = 0; t < 4u; ++t) o[t] = gn + t < p.N ? epilogue_value(batch, gm, gn + t, acc4[t]) : 0.0;
+// 4 consecutive columns gn.. of row gm < M, for epilogue kind `kind` (epilogue_kind(), or EPI_ANY).
+// Stored as one vector, a plain bf16 D takes the general code (the same values).
+void write_outputs(uint kind, uint batch, uint gm, uint gn, vec4 acc4, bool d_vec4) {
   const uint di = p.d_off + batch * p.d_bs + gm * p.d_sr + gn * p.d_sc;
   if (d_vec4 && gn + 3u < p.N) {
-    if (D_TYPE == 0u) d32_vec[di / 4u] = floatBitsToUint(vec4(o[0], o[1], o[2], o[3]));
-    else d16_vec[di / 4u] = uvec2(encode_out16(o[0]) | (encode_out16(o[1]) << 16), encode_out16(o[2]) | (encode_out16(o[3]) << 16));
+    if (kind == EPI_PLAIN_F16) {
+      const vec4 o = p.alpha * acc4;
+      d16_vec[di / 4u] = uvec2(og_f32_to_f16_bits(o.x) | (og_f32_to_f16_bits(o.y) << 16), og_f32_to_f16_bits(o.z) | (og_f32_to_f16_bits(o.w) << 16));
+    } else if (kind == EPI_PLAIN_F32) {
+      d32_vec[di / 4u] = floatBitsToUint(p.alpha * acc4);
+    } else {
+      float o[4];
+      [[unroll]] for (uint t = 0; t < 4u; ++t) o[t] = epilogue_value(batch, gm, gn + t, acc4[t]);
+      if (D_TYPE == 0u) d32_vec[di / 4u] = floatBitsToUint(vec4(o[0], o[1], o[2], o[3]));
+      else d16_vec[di / 4u] = uvec2(encode_out16(o[0]) | (encode_out16(o[1]) << 16), encode_out16(o[2]) | (encode_out16(o[3]) << 16));
+    }
     return;
   }
   [[unroll]] for (uint t = 0; t < 4u; ++t) {
     if (gn + t >= p.N) break;
-    store_d(di + t * p.d_sc, o[t]);
+    finish_d(kind, batch, gm, gn + t, di + t * p.d_sc, acc4[t]);
   }
 }
 
@@ -322,7 +335,7 @@ void main() {
   const uint strip = warp * EPI_STRIP_VECS;
   const uint d_base = p.d_off + batch * p.d_bs;
   const bool d_vec4 = p.d_sc == 1u && p.d_sr % 4u == 0u && d_base % 4u == 0u;
-  const uint row_quads = WARP_N / 4u;
+  const uint row_quads = WARP_N / 4u, kind = PLAIN_KINDS ? epilogue_kind() : EPI_ANY;
   [[unroll]] for (uint i = 0; i < FRAG_M; ++i) {
     [[unroll]] for (uint j = 0; j < FRAG_N; ++j)
       coopMatStore(acc[i][j], smem, strip + j * (CM_N / 4u), EPI_LD, gl_CooperativeMatrixLayoutRowMajor);
@@ -330,7 +343,7 @@ void main() {
     for (uint e = lane; e < CM_M * row_quads; e += SUBGROUP) {
       const uint r = e / row_quads, q = e % row_quads;
       const uint gm = m0 + wm * WARP_M + i * CM_M + r, gn = n0 + wn * WARP_N + q * 4u;
-      if (gm < p.M && gn < p.N) write_outputs(batch, gm, gn, uintBitsToFloat(smem[strip + r * EPI_LD + q]), d_vec4);
+      if (gm < p.M && gn < p.N) write_outputs(kind, batch, gm, gn, uintBitsToFloat(smem[strip + r * EPI_LD + q]), d_vec4);
     }
     subgroupBarrier();  // the strip is rewritten by the next fragment row
   }

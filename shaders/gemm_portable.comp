@@ -92,6 +92,7 @@ void main() {
   // Epilogue: alpha, beta * C, bias, activation, rounding to D's dtype; masked at the edges. The
   // K loop ended on a barrier, so the shared buffer is free. Staged row lr of a round holds row
   // r0 + lr / ROWS of thread row lr % ROWS.
+  const uint kind = epilogue_kind();
   [[unroll]] for (uint r0 = 0; r0 < THREAD_M; r0 += ROUND_ROWS) {
     [[unroll]] for (uint i = 0; i < ROUND_ROWS; ++i)
       [[unroll]] for (uint j = 0; j < THREAD_N; ++j)
@@ -102,7 +103,7 @@ void main() {
       const uint lr = e / BLOCK_N, col = e % BLOCK_N;
       const uint gm = m0 + (lr % ROWS) * THREAD_M + r0 + lr / ROWS, gn = n0 + col;
       if (gm < p.M && gn < p.N)
-        store_d(p.d_off + batch * p.d_bs + gm * p.d_sr + gn * p.d_sc, epilogue_value(batch, gm, gn, smem[e]));
+        finish_d(kind, batch, gm, gn, p.d_off + batch * p.d_bs + gm * p.d_sr + gn * p.d_sc, smem[e]);
     }
     barrier();
   }
