@@ -11,7 +11,18 @@
 // combination needs no new pipeline.
 //
 // Decoders are bit-exact with omnigemm/numeric.hpp: every dtype converts to f32 exactly; outputs
-// round to nearest even in integer arithmetic (epilogue.h), bit-exact with numeric.hpp too.
+// round to nearest even, bit-exact with numeric.hpp too: bf16 always and f16 by default in
+// integer arithmetic (epilogue.h); f16 in one conversion instruction in the modules built with
+// OG_F16_ROUND_HW (CMakeLists.txt builds a twin of each module so), whose execution modes fix
+// what Vulkan otherwise leaves to the implementation: 16-bit conversions round to nearest even
+// (RoundingModeRTE) and keep subnormals (DenormPreserve). The host loads those twins only where
+// the device reports both and shaderFloat16 is enabled (vulkan_properties.hpp, f16_rounding_in_hardware).
+#ifdef OG_F16_ROUND_HW
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_spirv_intrinsics : require
+spirv_execution_mode(capabilities = [4467], 4462, 16);  // capability RoundingModeRTE; RoundingModeRTE 16
+spirv_execution_mode(capabilities = [4464], 4459, 16);  // capability DenormPreserve; DenormPreserve 16
+#endif
 #include "omnigemm/epilogue.h"
 
 // Tile shape and input dtypes, fixed per pipeline (the config space maps onto these).
@@ -98,8 +109,19 @@ float decode(uint type, uint bits) {
 float load_c(uint i) { return C_TYPE == 0u ? c32[i] : decode(C_TYPE, uint(c16[i])); }
 float load_bias(uint i) { return BIAS_TYPE == 0u ? bias32[i] : decode(BIAS_TYPE, uint(bias16[i])); }
 
+// The bits of `f` rounded to f16, to nearest even (see the top of this file).
+// out_f16x2_bits: two of them, v.x in the low half. F16_ROUND_HW: which of the two this module does.
+#ifdef OG_F16_ROUND_HW
+const bool F16_ROUND_HW = true;
+uint out_f16_bits(float f) { return packFloat2x16(f16vec2(float16_t(f), float16_t(0.0))); }
+uint out_f16x2_bits(vec2 v) { return packFloat2x16(f16vec2(v)); }
+#else
+const bool F16_ROUND_HW = false;
+uint out_f16_bits(float f) { return og_f32_to_f16_bits(f); }
+uint out_f16x2_bits(vec2 v) { return og_f32_to_f16_bits(v.x) | (og_f32_to_f16_bits(v.y) << 16); }
+#endif
 // The 16 bits of an f16/bf16 output (D_TYPE 1 or 2).
-uint encode_out16(float f) { return og_f32_to_16bit(int(D_TYPE), f); }
+uint encode_out16(float f) { return D_TYPE == 1u ? out_f16_bits(f) : og_f32_to_bf16_bits(f); }
 
 // Element (gm, gn) < (M, N) of the epilogue before rounding: act(alpha * acc + beta * C + bias).
 float epilogue_value(uint batch, uint gm, uint gn, float acc) {
@@ -124,6 +146,6 @@ uint epilogue_kind() { return HAS_C || BIAS_MODE != 0u || ACTIVATION != 0u ? EPI
 void finish_d(uint kind, uint batch, uint gm, uint gn, uint at, float acc) {
   if (kind == EPI_ANY) store_d(at, epilogue_value(batch, gm, gn, acc));
   else if (kind == EPI_PLAIN_F32) d32[at] = p.alpha * acc;
-  else if (kind == EPI_PLAIN_F16) d16[at] = uint16_t(og_f32_to_f16_bits(p.alpha * acc));
+  else if (kind == EPI_PLAIN_F16) d16[at] = uint16_t(out_f16_bits(p.alpha * acc));
   else d16[at] = uint16_t(og_f32_to_bf16_bits(p.alpha * acc));
 }

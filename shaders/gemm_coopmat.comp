@@ -87,7 +87,8 @@ const uint FRAG_M = WARP_M / CM_M, FRAG_N = WARP_N / CM_N;
 // The epilogue's plain kinds (gemm_common.glsl) for subgroups of at most 4 fragment rows: the
 // epilogue is unrolled over the rows, and with 8 (256x128 tiles of 8 subgroups) the extra paths
 // made the whole shader several times slower on NVIDIA (bench/results/h200, "The epilogue's
-// instructions"); there every output takes EPI_ANY.
+// instructions"); there every output takes EPI_ANY, and where f16 rounds in software that path
+// keeps the one form found not to slow these tiles (write_outputs).
 const bool PLAIN_KINDS = FRAG_M <= 4u;
 
 // Shared memory is one array of 16-byte vectors (8 16-bit elements, or 4 f32 in the epilogue).
@@ -198,10 +199,24 @@ void store_tiles(uint stage) {
 // Stored as one vector, a plain bf16 D takes the general code (the same values).
 void write_outputs(uint kind, uint batch, uint gm, uint gn, vec4 acc4, bool d_vec4) {
   const uint di = p.d_off + batch * p.d_bs + gm * p.d_sr + gn * p.d_sc;
+  if (!PLAIN_KINDS && !F16_ROUND_HW) {  // every value first, then the stores (see PLAIN_KINDS)
+    float o[4];
+    [[unroll]] for (uint t = 0; t < 4u; ++t) o[t] = gn + t < p.N ? epilogue_value(batch, gm, gn + t, acc4[t]) : 0.0;
+    if (d_vec4 && gn + 3u < p.N) {
+      if (D_TYPE == 0u) d32_vec[di / 4u] = floatBitsToUint(vec4(o[0], o[1], o[2], o[3]));
+      else d16_vec[di / 4u] = uvec2(encode_out16(o[0]) | (encode_out16(o[1]) << 16), encode_out16(o[2]) | (encode_out16(o[3]) << 16));
+      return;
+    }
+    [[unroll]] for (uint t = 0; t < 4u; ++t) {
+      if (gn + t >= p.N) break;
+      store_d(di + t * p.d_sc, o[t]);
+    }
+    return;
+  }
   if (d_vec4 && gn + 3u < p.N) {
     if (kind == EPI_PLAIN_F16) {
       const vec4 o = p.alpha * acc4;
-      d16_vec[di / 4u] = uvec2(og_f32_to_f16_bits(o.x) | (og_f32_to_f16_bits(o.y) << 16), og_f32_to_f16_bits(o.z) | (og_f32_to_f16_bits(o.w) << 16));
+      d16_vec[di / 4u] = uvec2(out_f16x2_bits(o.xy), out_f16x2_bits(o.zw));
     } else if (kind == EPI_PLAIN_F32) {
       d32_vec[di / 4u] = floatBitsToUint(p.alpha * acc4);
     } else {

@@ -12,14 +12,19 @@
 
 #include "block_quantize.spv.h"
 #include "gemm_portable.spv.h"
+#include "gemm_portable_f16hw.spv.h"
 #include "gemm_skinny.spv.h"
+#include "gemm_skinny_f16hw.spv.h"
 #include "gemm_splitk_reduce.spv.h"
+#include "gemm_splitk_reduce_f16hw.spv.h"
 #include "operand_copy.spv.h"
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
 #include "gemm_coopmat.spv.h"
+#include "gemm_coopmat_f16hw.spv.h"
 #endif
 #ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
 #include "gemm_coopmat2.spv.h"
+#include "gemm_coopmat2_f16hw.spv.h"
 #endif
 #include "vulkan_debug.hpp"
 
@@ -97,6 +102,18 @@ std::vector<uint32_t> spirv_with_bf16_multiplicands(const uint32_t* words, size_
 }
 
 namespace vulkan {
+namespace {
+
+template <size_t N, size_t H>
+VulkanPipelines::Spirv spirv(const uint32_t (&words)[N], const uint32_t (&hw_words)[H]) {
+  return {words, sizeof words, hw_words, sizeof hw_words};
+}
+template <size_t N>
+VulkanPipelines::Spirv spirv(const uint32_t (&words)[N]) {
+  return {words, sizeof words, words, sizeof words};
+}
+
+}  // namespace
 
 Status VulkanPipelines::create(const VulkanDevice& dev) {
   dev_ = &dev;
@@ -109,20 +126,27 @@ Status VulkanPipelines::create(const VulkanDevice& dev) {
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants)};
   VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, nullptr, 0, 1, &set_layout_, 1, &range};
   OG_VK_TRY(vk.vkCreatePipelineLayout(dev.device, &pli, nullptr, &layout_), "vkCreatePipelineLayout");
-  Status s = add_modules(og_spv_gemm_portable, sizeof(og_spv_gemm_portable), false, Shader::portable, Shader::portable);
-  if (s) s = add_modules(og_spv_gemm_skinny, sizeof(og_spv_gemm_skinny), false, Shader::skinny, Shader::skinny);
-  if (s) s = add_modules(og_spv_gemm_splitk_reduce, sizeof(og_spv_gemm_splitk_reduce), false, Shader::splitk_reduce, Shader::splitk_reduce);
-  if (s) s = add_modules(og_spv_block_quantize, sizeof(og_spv_block_quantize), false, Shader::block_quantize, Shader::block_quantize);
-  if (s) s = add_modules(og_spv_operand_copy, sizeof(og_spv_operand_copy), false, Shader::operand_copy, Shader::operand_copy);
+  f16_rounding_hw_ = vulkan::f16_rounding_in_hardware(dev.props, dev.coopmat);
+#ifdef OMNIGEMM_DEVELOPER
+  // A/B switch: the software-rounding modules on a device that would take the twins (the same
+  // results; for timing the two roundings on one device).
+  if (const char* r = std::getenv("OMNIGEMM_VK_F16_ROUNDING"); r && std::strcmp(r, "software") == 0) f16_rounding_hw_ = false;
+#endif
+  Status s = add_modules(spirv(og_spv_gemm_portable, og_spv_gemm_portable_f16hw), false, Shader::portable, Shader::portable);
+  if (s) s = add_modules(spirv(og_spv_gemm_skinny, og_spv_gemm_skinny_f16hw), false, Shader::skinny, Shader::skinny);
+  if (s)
+    s = add_modules(spirv(og_spv_gemm_splitk_reduce, og_spv_gemm_splitk_reduce_f16hw), false, Shader::splitk_reduce, Shader::splitk_reduce);
+  if (s) s = add_modules(spirv(og_spv_block_quantize), false, Shader::block_quantize, Shader::block_quantize);
+  if (s) s = add_modules(spirv(og_spv_operand_copy), false, Shader::operand_copy, Shader::operand_copy);
   if (!s) return s;
 #ifdef OMNIGEMM_HAVE_COOPMAT_SPIRV
   if (dev.coopmat.ok &&
-      !(s = add_modules(og_spv_gemm_coopmat, sizeof(og_spv_gemm_coopmat), dev.coopmat.bf16, Shader::coopmat, Shader::coopmat_bf16)))
+      !(s = add_modules(spirv(og_spv_gemm_coopmat, og_spv_gemm_coopmat_f16hw), dev.coopmat.bf16, Shader::coopmat, Shader::coopmat_bf16)))
     return s;
 #endif
 #ifdef OMNIGEMM_HAVE_COOPMAT2_SPIRV
-  if (dev.coopmat2.ok && !(s = add_modules(og_spv_gemm_coopmat2, sizeof(og_spv_gemm_coopmat2), dev.coopmat2.bf16, Shader::coopmat2,
-                                           Shader::coopmat2_bf16)))
+  if (dev.coopmat2.ok &&
+      !(s = add_modules(spirv(og_spv_gemm_coopmat2, og_spv_gemm_coopmat2_f16hw), dev.coopmat2.bf16, Shader::coopmat2, Shader::coopmat2_bf16)))
     return s;
 #endif
   set_.init([this](Shader shader, const Specialization& spec, VkPipeline& out) { return build(shader, spec, out); },
@@ -148,14 +172,18 @@ void VulkanPipelines::destroy() {
   dev_ = nullptr;
 }
 
-// A module as embedded and, when `bf16`, its twin with bf16 multiplicands.
-Status VulkanPipelines::add_modules(const uint32_t* words, size_t bytes, bool bf16, Shader f16_shader, Shader bf16_shader) {
+// A module as embedded (its twin rounding f16 outputs in hardware where f16_rounding_hw_) and,
+// when `bf16`, the module with bf16 multiplicands, re-encoded from the plain module (the twin
+// uses the 16-bit float type outside cooperative matrices, which the re-encoding refuses; bf16
+// multiplicands with an f16 output are rare enough to round in software).
+Status VulkanPipelines::add_modules(const Spirv& spirv, bool bf16, Shader f16_shader, Shader bf16_shader) {
   const Vk& vk = dev_->vk;
-  VkShaderModuleCreateInfo cmi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, bytes, words};
+  VkShaderModuleCreateInfo cmi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, nullptr, 0, f16_rounding_hw_ ? spirv.hw_bytes : spirv.bytes,
+                               f16_rounding_hw_ ? spirv.hw_words : spirv.words};
   OG_VK_TRY(vk.vkCreateShaderModule(dev_->device, &cmi, nullptr, &modules_[int(f16_shader)]), "vkCreateShaderModule");
   if (!bf16) return {};
   std::string why;
-  const std::vector<uint32_t> patched = spirv_with_bf16_multiplicands(words, bytes / 4, &why);
+  const std::vector<uint32_t> patched = spirv_with_bf16_multiplicands(spirv.words, spirv.bytes / 4, &why);
   if (patched.empty()) return error(StatusCode::internal, "vulkan: " + why);
   cmi.codeSize = patched.size() * 4;
   cmi.pCode = patched.data();

@@ -73,17 +73,29 @@ class VulkanPipelines {
   // empty to stay within kCacheBudgetBytes.
   size_t cache_bytes() const;
   uint64_t cache_resets() const { return cache_resets_; }
+  // An embedded module: its SPIR-V, and the twin that rounds f16 outputs in hardware (the same
+  // words where it has none).
+  struct Spirv {
+    const uint32_t* words;
+    size_t bytes;
+    const uint32_t* hw_words;
+    size_t hw_bytes;
+  };
+  // Whether the GEMM modules loaded are the twins that round f16 outputs in hardware
+  // (f16_rounding_in_hardware).
+  bool f16_rounding_in_hardware() const { return f16_rounding_hw_; }
   static constexpr size_t kCacheBudgetBytes = size_t(64) << 20;
 
  private:
   // PipelineSet's callback: one pipeline of `shader` with `spec`.
   Status build(Shader shader, const Specialization& spec, VkPipeline& out);
-  Status add_modules(const uint32_t* words, size_t bytes, bool bf16, Shader f16_shader, Shader bf16_shader);
+  Status add_modules(const Spirv& spirv, bool bf16, Shader f16_shader, Shader bf16_shader);
   std::string cache_path() const;
   Status create_cache();
   void save_cache();
 
   const VulkanDevice* dev_ = nullptr;
+  bool f16_rounding_hw_ = false;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkShaderModule modules_[kShaderCount] = {};

@@ -57,6 +57,9 @@ struct DeviceProperties {
   bool storage_16bit = false, storage_8bit = false, shader_int16 = false, shader_float16 = false, memory_model = false;
   bool cooperative_matrix = false, bf16_type = false, bf16_cooperative_matrix = false;
   bool subgroup_size_control = false, compute_full_subgroups = false;
+  // Float controls (Vulkan 1.2 properties): 16-bit float conversions can be made to round to
+  // nearest even, and to keep subnormals.
+  bool rounding_rte_float16 = false, denorm_preserve_float16 = false;
   bool cm2_workgroup_scope = false, cm2_flexible_dimensions = false, cm2_per_element = false, cm2_tensor_addressing = false;
   // Limits and subgroups.
   uint32_t subgroup_size = 0, min_subgroup_size = 0, max_subgroup_size = 0;
@@ -117,6 +120,11 @@ struct BuiltShaders {
 // The cooperative-matrix families' support on a device with properties `p` (pure).
 CoopmatSupport select_coopmat(const DeviceProperties& p, const BuiltShaders& built);
 Coopmat2Support select_coopmat2(const DeviceProperties& p, const CoopmatSupport& coopmat, const BuiltShaders& built);
+// Whether the GEMM modules round f16 outputs in hardware (their *_f16hw twins, gemm_common.glsl):
+// where the device can make 16-bit conversions round to nearest even and keep subnormals, and
+// shaderFloat16 is on. The cooperative-matrix path already has it enabled, on the backend's own
+// VkDevice and on a host's (omnigemm_vulkan.h), so the twins go where that path runs (pure).
+bool f16_rounding_in_hardware(const DeviceProperties& p, const CoopmatSupport& coopmat);
 
 // The properties of `physical`, read through the instance functions in `vk`.
 DeviceProperties query_properties(const Vk& vk, VkInstance instance, VkPhysicalDevice physical);

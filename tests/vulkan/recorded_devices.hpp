@@ -26,6 +26,10 @@
 //    cooperative matrix 2 with workgroup-scope flexible dimensions at 128 and 256 invocations
 //    (ggml-vulkan requires M/N/K granularities of at most 32/16/16 and 32/32/16 there, and a
 //    largest dimension of at least 512, to enable its coopmat2 path on them).
+// Float controls for 16-bit floats (shaderRoundingModeRTEFloat16, shaderDenormPreserveFloat16):
+// lavapipe reports RTE but not denormal preservation (vulkaninfo, this machine); NVIDIA, RADV
+// and ANV report both (gpuinfo.org reports for the devices above; the Hopper record is checked
+// against the live H200).
 // The reserved shared memory of NV cooperative matrix 2 is not published: modelled as 0.
 // Compute units (VK_NV_shader_sm_builtins' shaderSMCount, VK_AMD_shader_core_properties' engines
 // x arrays x CUs): 132 SMs (H100 SXM), 128 (RTX 4090), 96 CUs (RX 7900 XTX); ANV reports none.
@@ -50,6 +54,7 @@ struct Expect {
   bool bf16 = false;
   bool coopmat2 = false;
   const char* f16_family = "portable";  // the family the cost model picks for a large f16 GEMM
+  bool f16_rounding_hw = false;          // f16_rounding_in_hardware
 };
 
 struct Recorded {
@@ -67,6 +72,7 @@ inline DeviceProperties base(const char* name, uint32_t vendor, uint32_t driver,
   p.api_version = api;
   p.type = type;
   p.storage_16bit = p.storage_8bit = p.shader_int16 = p.shader_float16 = p.memory_model = true;
+  p.rounding_rte_float16 = p.denorm_preserve_float16 = true;
   p.max_invocations = 1024;
   p.max_groups[0] = 2147483647;
   p.max_groups[1] = p.max_groups[2] = 65535;
@@ -118,13 +124,13 @@ inline std::vector<Recorded> devices() {
   {
     DeviceProperties p = nvidia("NVIDIA H100 80GB HBM3");
     p.compute_units = 132;
-    out.push_back({"NVIDIA Hopper (H100), driver 580", true, p, {true, {16, 16, 16}, 32, false, true, true, "coopmat"}});
+    out.push_back({"NVIDIA Hopper (H100), driver 580", true, p, {true, {16, 16, 16}, 32, false, true, true, "coopmat", true}});
   }
   {
     DeviceProperties p = nvidia("NVIDIA GeForce RTX 4090");
     p.compute_units = 128;
     p.max_shared_bytes = 49152;
-    out.push_back({"NVIDIA Ada (RTX 4090), driver 575+", false, p, {true, {16, 16, 16}, 32, false, true, true, "coopmat"}});
+    out.push_back({"NVIDIA Ada (RTX 4090), driver 575+", false, p, {true, {16, 16, 16}, 32, false, true, true, "coopmat", true}});
   }
   {
     DeviceProperties p = base("AMD Radeon RX 7900 XTX (RADV NAVI31)", 0x1002, kMesaRadv, VK_MAKE_API_VERSION(0, 1, 4, 305),
@@ -138,7 +144,7 @@ inline std::vector<Recorded> devices() {
     p.coopmat.push_back({16, 16, 16, kU8, kU8, kU32, kU32});
     p.coopmat.push_back({16, 16, 16, kS8, kS8, kS32, kS32});
     p.coopmat.push_back({16, 16, 16, kS8, kS8, kS32, kS32, kSubgroup, true});
-    out.push_back({"AMD RDNA3 (RX 7900 XTX), Mesa RADV", false, p, {true, {16, 16, 16}, 32, true, false, false, "coopmat"}});
+    out.push_back({"AMD RDNA3 (RX 7900 XTX), Mesa RADV", false, p, {true, {16, 16, 16}, 32, true, false, false, "coopmat", true}});
   }
   {
     DeviceProperties p = base("AMD Radeon RX 6800 XT (RADV NAVI21)", 0x1002, kMesaRadv, VK_MAKE_API_VERSION(0, 1, 3, 289),
@@ -157,7 +163,7 @@ inline std::vector<Recorded> devices() {
     p.cooperative_matrix = true;
     f16_fragments(p, 8, 8, 16);
     p.coopmat.push_back({8, 8, 32, kS8, kS8, kS32, kS32});
-    out.push_back({"Intel Arc A770 (Xe-HPG), Mesa ANV", false, p, {true, {8, 8, 16}, 8, true, false, false, "coopmat"}});
+    out.push_back({"Intel Arc A770 (Xe-HPG), Mesa ANV", false, p, {true, {8, 8, 16}, 8, true, false, false, "coopmat", true}});
   }
   {
     DeviceProperties p = base("Intel(R) Arc(tm) B580 Graphics (BMG G21)", 0x8086, kIntelMesa, VK_MAKE_API_VERSION(0, 1, 4, 305),
@@ -167,13 +173,14 @@ inline std::vector<Recorded> devices() {
     p.extensions = {"VK_KHR_cooperative_matrix", "VK_EXT_subgroup_size_control"};
     p.cooperative_matrix = true;
     f16_fragments(p, 8, 16, 16);
-    out.push_back({"Intel Arc B580 (Xe2), Mesa ANV", false, p, {true, {8, 16, 16}, 16, true, false, false, "coopmat"}});
+    out.push_back({"Intel Arc B580 (Xe2), Mesa ANV", false, p, {true, {8, 16, 16}, 16, true, false, false, "coopmat", true}});
   }
   {
     DeviceProperties p = base("llvmpipe (LLVM 15.0.6, 256 bits)", 0x10005, kMesaLlvmpipe, VK_MAKE_API_VERSION(0, 1, 3, 230),
                               VK_PHYSICAL_DEVICE_TYPE_CPU);
     subgroups(p, 8, 8, 8);
     p.compute_full_subgroups = false;
+    p.denorm_preserve_float16 = false;
     p.max_shared_bytes = 32768;
     p.extensions = {"VK_EXT_subgroup_size_control"};
     out.push_back({"Mesa lavapipe (llvmpipe, LLVM 15, 256-bit)", true, p, {}});

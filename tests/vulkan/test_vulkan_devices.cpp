@@ -88,7 +88,8 @@ std::string describe(const detail::vulkan::DeviceProperties& p) {
     << VK_API_VERSION_MAJOR(p.api_version) << "." << VK_API_VERSION_MINOR(p.api_version) << "." << VK_API_VERSION_PATCH(p.api_version)
     << ", subgroup " << p.subgroup_size << " (" << p.min_subgroup_size << ".." << p.max_subgroup_size
     << (p.subgroup_size_control ? ", size control" : ", no size control") << "), shared " << p.max_shared_bytes << ", invocations "
-    << p.max_invocations << ", compute units " << p.compute_units << "\n  coopmat (m n k a b c result scope saturating):";
+    << p.max_invocations << ", compute units " << p.compute_units << ", f16 float controls: RTE " << p.rounding_rte_float16
+    << ", denorm preserve " << p.denorm_preserve_float16 << "\n  coopmat (m n k a b c result scope saturating):";
   for (const auto& c : p.coopmat)
     o << " {" << c.m << "," << c.n << "," << c.k << "," << c.a << "," << c.b << "," << c.c << "," << c.result << "," << c.scope << ","
       << c.saturating << "}";
@@ -129,6 +130,7 @@ TEST_CASE("vulkan devices: each recorded device selects valid families, fragment
       }
       if (built.coopmat2) CHECK_MESSAGE(dev.coopmat2.ok == e.coopmat2, dev.coopmat2.why);
     }
+    CHECK(detail::vulkan::f16_rounding_in_hardware(dev.props, dev.coopmat) == (built.coopmat && e.f16_rounding_hw));
     const bool coopmat_here = built.coopmat && e.coopmat;
     const std::string f16_family = check_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 4096, 4096, 4096));
     CHECK(f16_family == (coopmat_here ? e.f16_family : "portable"));
@@ -173,7 +175,8 @@ TEST_CASE("vulkan devices: this device's property set, checked against its recor
   for (const recorded::Recorded& r : recorded::devices()) {
     if (!r.executed) continue;
     const bool match = (live.name.find("llvmpipe") != std::string::npos && r.props.name.find("llvmpipe") != std::string::npos) ||
-                       (live.name.find("H100") != std::string::npos && r.props.name.find("H100") != std::string::npos);
+                       ((live.name.find("H100") != std::string::npos || live.name.find("H200") != std::string::npos) &&
+                        r.props.name.find("H100") != std::string::npos);
     if (!match) continue;
     CAPTURE(std::string(r.label));
     CHECK(live.vendor_id == r.props.vendor_id);
@@ -184,6 +187,8 @@ TEST_CASE("vulkan devices: this device's property set, checked against its recor
     CHECK(live.max_shared_bytes == r.props.max_shared_bytes);
     CHECK(live.type == r.props.type);
     CHECK(live.has_extension("VK_KHR_cooperative_matrix") == r.props.has_extension("VK_KHR_cooperative_matrix"));
+    CHECK(live.rounding_rte_float16 == r.props.rounding_rte_float16);
+    CHECK(live.denorm_preserve_float16 == r.props.denorm_preserve_float16);
     const auto& dev = be->vk_device();
     CHECK(dev.coopmat.ok == (detail::vulkan::BuiltShaders::of_this_build().coopmat && r.expect.coopmat));
     if (dev.coopmat.ok) {

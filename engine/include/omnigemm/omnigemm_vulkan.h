@@ -9,9 +9,14 @@
  *     storageBuffer8BitAccess (VkPhysicalDeviceVulkan12Features);
  *   - a queue family with VK_QUEUE_COMPUTE_BIT (the one you pass).
  * og_vulkan_required_device_extensions() lists the device extensions OmniGEMM can use on a
- * physical device (none are required by the portable path). Where the device's subgroup size
- * varies (minSubgroupSize < maxSubgroupSize, e.g. AMD and Intel), the cooperative-matrix path
- * also needs VK_EXT_subgroup_size_control with its subgroupSizeControl feature enabled.
+ * physical device (none are required by the portable path). The cooperative-matrix path runs
+ * where you enabled VK_KHR_cooperative_matrix (Vulkan 1.3) with its cooperativeMatrix feature and
+ * the features shaderFloat16, shaderInt16 and vulkanMemoryModel; on such a device OmniGEMM also
+ * rounds f16 outputs with the conversion instruction where the device's float controls make it
+ * round to nearest even and keep subnormals (the same bits as otherwise). Where the device's
+ * subgroup size varies (minSubgroupSize < maxSubgroupSize, e.g. AMD and Intel), the
+ * cooperative-matrix path also needs VK_EXT_subgroup_size_control with its subgroupSizeControl
+ * feature enabled.
  *
  * Buffers: operands are VkBuffers created with VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, passed as
  * og_memory { OG_MEMORY_VULKAN, NULL, (uint64_t)buffer, byte_offset }; the offset must be a
