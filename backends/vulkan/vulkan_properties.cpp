@@ -107,18 +107,14 @@ Coopmat2Support select_coopmat2(const DeviceProperties& p, const CoopmatSupport&
 
 DeviceProperties query_properties(const Vk& vk, VkInstance instance, VkPhysicalDevice physical) {
   DeviceProperties p;
-  VkPhysicalDeviceSubgroupSizeControlProperties ssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceFloatControlsProperties fc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+  VkPhysicalDeviceSubgroupSizeControlProperties ssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES, &fc};
   VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, &ssc};
   VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, &sub};
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &drv};
   vk.vkGetPhysicalDeviceProperties2(physical, &p2);
-  if (!(VK_API_VERSION_MAJOR(p2.properties.apiVersion) == 1 && VK_API_VERSION_MINOR(p2.properties.apiVersion) < 2)) {
-    VkPhysicalDeviceFloatControlsProperties fc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
-    VkPhysicalDeviceProperties2 q{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &fc};
-    vk.vkGetPhysicalDeviceProperties2(physical, &q);
-    p.rounding_rte_float16 = fc.shaderRoundingModeRTEFloat16;
-    p.denorm_preserve_float16 = fc.shaderDenormPreserveFloat16;
-  }
+  p.rounding_rte_float16 = fc.shaderRoundingModeRTEFloat16;
+  p.denorm_preserve_float16 = fc.shaderDenormPreserveFloat16;
   const VkPhysicalDeviceLimits& l = p2.properties.limits;
   p.name = p2.properties.deviceName;
   p.api_version = p2.properties.apiVersion;
