@@ -3,7 +3,8 @@
 // machine's device: split-K coopmat on 16-row tiles up to 16 rows where K is long (the skinny
 // family for one row of column-major B) and on 16-column tiles for 9..16 columns, 2-D split-K
 // tiles above that where tiles are few, and today's choices for large squares; deep K splits
-// for narrow B, the 4-row tiles for 2..4 rows, the portable family for a K of a few elements.
+// for narrow B, the 4-row tiles for 2..4 rows; for a K of a few elements the tensor cores where
+// D is stored in vectors, else the portable family.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -107,26 +108,46 @@ TEST_CASE("vulkan decode choice: narrow B against a long K takes deep splits, 2.
   }
 }
 
-TEST_CASE("vulkan decode choice: a K of a few elements takes the portable family, longer K the tensor cores") {
+TEST_CASE("vulkan decode choice: a K of a few elements: the tensor cores where D is stored in vectors, else portable") {
   if (!detail::vulkan::BuiltShaders::of_this_build().coopmat) {
     MESSAGE("SKIPPED vulkan decode choice (short K): this build has no cooperative-matrix shaders");
     return;
   }
   detail::vulkan::VulkanBackend be;
   be.init_modelled(recorded::record("NVIDIA Hopper").props);
-  // The epilogue bounds these (H200, 2000 x 3000 x 8: 80 us on coopmat's 128x128 tiles with a
-  // 16-bit D, 159 on coopmat2's with an f32 D stored as a tensor, 35 and 28.5 on portable); from
-  // a K of a few tens the cooperative-matrix K loops pay for it.
+  // The epilogue bounds these (H200, f16 in, K = 8: 2000 x 3000 19.7 us on coopmat's 128x128
+  // tiles, 24.8 on portable; 4000 x 6000 41.5 on 128x256 tiles, 79.7 on portable; a 16-bit D of
+  // 3001 columns, stored element by element, 35.4 on coopmat's 64x64 tiles, 24.7 on portable).
   for (Dtype d : {Dtype::f16, Dtype::f32}) {
     CAPTURE(int(d));
-    for (int64_t k : {1, 8, 16}) {
-      CAPTURE(k);
-      CHECK(choice(be, 2000, 3000, k, Layout::row_major, d).rfind("portable:", 0) == 0);
-      CHECK(choice(be, 296, 5186, k, Layout::row_major, d).rfind("portable:", 0) == 0);
-    }
-    for (int64_t k : {64, 256, 2048}) {
+    for (int64_t k : {8, 16, 64, 256, 2048}) {
       CAPTURE(k);
       CHECK(choice(be, 2000, 3000, k, Layout::row_major, d).rfind("coopmat", 0) == 0);
+      CHECK(choice(be, 4000, 6000, k, Layout::row_major, d).rfind("coopmat", 0) == 0);
+    }
+  }
+  for (int64_t k : {1, 8, 16}) {
+    CAPTURE(k);
+    CHECK(choice(be, 2000, 3001, k, Layout::row_major, Dtype::f16).rfind("portable:", 0) == 0);
+    CHECK(choice(be, 296, 5186, k, Layout::row_major, Dtype::f16).rfind("portable:", 0) == 0);
+  }
+  // A K of one on a few hundred rows: 301 x 8204 x 1 13.5 us on portable, 33.4 on coopmat's
+  // 256x128 tiles (subgroups of 8 fragment rows), whose epilogue is also slow at long K
+  // (7770 x 1453 x 886: 238 us, 153 on 128x256 tiles).
+  CHECK(choice(be, 301, 8204, 1, Layout::row_major, Dtype::f16).rfind("portable:", 0) == 0);
+  CHECK(choice(be, 7770, 1453, 886, Layout::row_major, Dtype::f16).find(":128x256x") != std::string::npos);
+}
+
+TEST_CASE("vulkan decode choice: K = 0 (the epilogue alone) and K = 1 have a config on every recorded device") {
+  for (const recorded::Recorded& r : recorded::devices()) {
+    const std::string label = r.label;
+    CAPTURE(label);
+    detail::vulkan::VulkanBackend be;
+    be.init_modelled(r.props);
+    for (int64_t k : {0, 1}) {
+      CAPTURE(k);
+      for (Dtype d : {Dtype::f16, Dtype::f32})
+        CHECK(!detail::rank_candidates(be, planning_problem(Dtype::f16, Dtype::f16, 300, 500, k, 1, Layout::row_major, d)).empty());
     }
   }
 }

@@ -121,16 +121,17 @@ CostHints Coopmat2Family::hints(const Problem& p, const Config& c) const {
     if (!h.note) h.note = "each operand gathered or off 8-element rows costs about two thirds of the rate";
   }
   // A row-major f32 D is stored as a tensor (epilogue_factor). Its element-wise epilogue (any
-  // other D) is slower: per wave of tiles about 100 K-steps' worth of the tile's MMAs whatever K
-  // (H200, f16: 94 x 12179 x 1 in 11 batches, 4 waves of 256x128 tiles, 408 us; 122 x 16139 x 2
-  // on 128x128 tiles 99 us; 7668 x 35 x 2 on 64x128 tiles 39 us). A factor on the rate, as the
-  // model prices Vulkan devices in relative units (no absolute peak).
+  // other D) is slower: per wave of tiles about 100 K-steps' worth of the tile's MMAs whatever K,
+  // beside its K-steps, which run whole (a K under BLOCK_K costs a step) (H200, f16: 94 x 12179 x
+  // 1 in 11 batches, 4 waves of 256x128 tiles, 408 us; 122 x 16139 x 2 on 128x128 tiles 99 us;
+  // 7668 x 35 x 2 on 64x128 tiles 39 us). A factor on the rate, as the model prices Vulkan
+  // devices in relative units (no absolute peak).
   if (l.d_tensor) {
-    h.factor *= epilogue_factor(p);
+    h.factor *= epilogue_factor(p, 1);
   } else {
     constexpr double kEpilogueSteps = 100;
     const double steps = std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k);
-    h.factor *= steps / (steps + kEpilogueSteps);
+    h.factor *= double(std::max<int64_t>(p.k, 1)) / ((steps + kEpilogueSteps) * c.block_k);
     if (!h.note) h.note = "its element-wise epilogue costs about 100 K-steps per tile";
   }
   return h;

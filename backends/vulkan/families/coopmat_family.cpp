@@ -185,7 +185,13 @@ CostHints CoopmatFamily::hints_padded(const Problem& p, const Config& c, uint32_
     h.extra_bytes += g.bytes * (1 / kGatherStreamRate - 1) / h.memory_efficiency;
     if (!h.note) h.note = "operands not vector-aligned are gathered, each at about 0.6 of the K loop's rate";
   }
-  h.factor *= epilogue_factor(p);  // each output's epilogue, through shared memory
+  // Each output's epilogue, through shared memory: twice the price where D is stored element by
+  // element, and twice again for subgroups of more than 4 fragment rows, which stage their rows
+  // in as many rounds of half-width rows (H200, f16 D, K = 8 on 64x64 tiles: 2000 x 3000 17.9 us,
+  // 2000 x 3001 35.4; K = 1 on 256x128 tiles: 301 x 8204 33.4, on the portable family 13.4).
+  const CoopmatShape& cm = dev().coopmat.shape[coopmat_mul_type(p)];
+  const bool many_rows = cm.m > 0 && c.block_m / warps_m(c) / int(cm.m) > 4;
+  h.factor *= epilogue_factor(p, (d_vector_stores(p) ? 1 : 2) * (many_rows ? 2 : 1));
   h.split_fixed_steps = 1;  // the partial sums' traffic is priced below
   if (c.split_k > 1)
     h.extra_bytes += 2.0 * double(split_workspace_bytes(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n)));

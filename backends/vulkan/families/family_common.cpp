@@ -137,4 +137,10 @@ Status coopmat_dtype_refusal(const Problem& p) {
                                             "; f32 and mixed f16/bf16 inputs run on the portable family");
 }
 
+bool VulkanFamily::d_vector_stores(const Problem& p) {
+  const Operand& d = p.d;
+  const int64_t offset = int64_t(d.mem.offset / uint64_t(dtype_bytes(d.dtype)));
+  return d.stride_col == 1 && d.stride_row % 4 == 0 && offset % 4 == 0 && (p.batch == 1 || d.batch_stride % 4 == 0);
+}
+
 }  // namespace omnigemm::detail::vulkan

@@ -43,12 +43,22 @@ Status PortableFamily::can_implement(const Problem&, const Config& c) const {
 // rate the cooperative-matrix families reach (18.8 against 236 TFLOP/s on the H100, 8192^3).
 // On a GPU its K loop waits on each K tile's loads as theirs does (residency_factor): few tiles
 // leave it latency-bound (H200: 21 x 283 x 679 took 360 us on it, 11.8 on coopmat). A CPU
-// implementation (lavapipe) runs it at the host's cores' rate whatever the tile count.
+// implementation (lavapipe) runs it at the host's cores' rate whatever the tile count. On a GPU
+// each output's epilogue (staged through shared memory, stored element by element) costs about
+// kEpilogueK of its K loop's FMAs per output (H200, f16 and f32 D, K = 8: 2000 x 3000 24.8 us,
+// 4000 x 6000 79.7, 3.5x the K loop's price alone).
 CostHints PortableFamily::hints(const Problem& p, const Config& c) const {
+  constexpr double kEpilogueK = 20;
   CostHints h;
   h.efficiency = 0.02;
-  h.factor = dev().cpu_device ? 1.0 : residency_factor(p, c);
+  if (dev().cpu_device) {
+    h.factor = 1.0;
+    return h;
+  }
+  h.factor = residency_factor(p, c);
   if (h.factor < 1) h.note = "fewer work items than the compute units need to hide the K loop's load latency";
+  const double k = double(std::max<int64_t>(p.k, 1));  // K = 0 is the epilogue alone, still offered
+  h.factor *= k / (k + kEpilogueK);
   return h;
 }
 

@@ -53,12 +53,18 @@ class VulkanFamily : public PlannedFamily<VulkanLaunch> {
   double residency_factor(const Problem& p, const Config& c) const;
   static constexpr double kResidentArea = 128.0 * 256.0;
   // The cooperative-matrix families' epilogue: each output costs about kEpilogueK of K's MMA work
-  // (stored through shared memory, or as a tensor), so problems of a short K are bound by it and
-  // run faster on the portable family (bench/results/h200, "Narrow B, 2..4 rows and a K of a few
-  // elements"). A factor K / (K + kEpilogueK) on the rate, the same for every config of a
-  // problem (split or not): it moves these families against the others, not their configs' order.
-  static double epilogue_factor(const Problem& p) { return double(p.k) / double(p.k + kEpilogueK); }
+  // (stored through shared memory four elements at a time, or as a tensor) times `weight` (the
+  // family's slower store forms), so problems of a short K are bound by it (bench/results/h200,
+  // "Narrow B, 2..4 rows and a K of a few elements"). A factor K / (K + kEpilogueK * weight) on
+  // the rate, the same for the configs of a problem that share a store form (split or not): it
+  // moves these families against the others.
+  static double epilogue_factor(const Problem& p, double weight) {
+    return double(p.k) / (double(p.k) + kEpilogueK * weight);
+  }
   static constexpr double kEpilogueK = 256;
+  // Whether coopmat stores D four elements at a time (its shader's d_vec4): rows contiguous, the
+  // row stride, batch stride and offset multiples of 4 elements.
+  static bool d_vector_stores(const Problem& p);
 
   VulkanBackend& be_;
 };
