@@ -28,13 +28,18 @@ std::string choice(detail::Backend& be, int64_t m, int64_t n, int64_t k, Layout 
   return std::string(ranked.front().family->name()) + ":" + ranked.front().config.to_string().substr(ranked.front().config.to_string().find(':') + 1);
 }
 
+// False, with a SKIPPED line naming `what`, where this build has no cooperative-matrix shaders
+// (the recorded devices' choices then differ: portable everywhere).
+bool coopmat_built(const char* what) {
+  if (detail::vulkan::BuiltShaders::of_this_build().coopmat) return true;
+  MESSAGE("SKIPPED vulkan decode choice (" << what << "): this build has no cooperative-matrix shaders");
+  return false;
+}
+
 }  // namespace
 
 TEST_CASE("vulkan decode choice: the recorded H100 streams decode shapes, splits K over few tiles, keeps large squares") {
-  if (!detail::vulkan::BuiltShaders::of_this_build().coopmat) {
-    MESSAGE("SKIPPED vulkan decode choice (H100): this build has no cooperative-matrix shaders");
-    return;
-  }
+  if (!coopmat_built("H100")) return;
   detail::vulkan::VulkanBackend be;
   be.init_modelled(recorded::record("NVIDIA Hopper").props);
   for (Layout lb : {Layout::row_major, Layout::col_major}) {
@@ -77,10 +82,7 @@ TEST_CASE("vulkan decode choice: the recorded H100 streams decode shapes, splits
 }
 
 TEST_CASE("vulkan decode choice: narrow B against a long K takes deep splits, 2..4 rows their own tile") {
-  if (!detail::vulkan::BuiltShaders::of_this_build().coopmat) {
-    MESSAGE("SKIPPED vulkan decode choice (deep splits): this build has no cooperative-matrix shaders");
-    return;
-  }
+  if (!coopmat_built("deep splits")) return;
   detail::vulkan::VulkanBackend be;
   be.init_modelled(recorded::record("NVIDIA Hopper").props);
   // One row against a few hundred columns of row-major B: 16 slices leave most of the 132
@@ -109,10 +111,7 @@ TEST_CASE("vulkan decode choice: narrow B against a long K takes deep splits, 2.
 }
 
 TEST_CASE("vulkan decode choice: a K of a few elements: the tensor cores where D is stored in vectors, else portable") {
-  if (!detail::vulkan::BuiltShaders::of_this_build().coopmat) {
-    MESSAGE("SKIPPED vulkan decode choice (short K): this build has no cooperative-matrix shaders");
-    return;
-  }
+  if (!coopmat_built("short K")) return;
   detail::vulkan::VulkanBackend be;
   be.init_modelled(recorded::record("NVIDIA Hopper").props);
   // The epilogue bounds these (H200, f16 in, K = 8: 2000 x 3000 19.7 us on coopmat's 128x128
