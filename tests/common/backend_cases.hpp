@@ -77,13 +77,7 @@ inline void run_case(Context& ctx, const Case& c) {
   for (float& x : bias) x = std::uniform_real_distribution<float>(-1, 1)(rng());
   D.poison();
   const HostMatrix before = D;
-  Gemm g;
-  g.a = A.host_view();
-  g.b = B.host_view();
-  g.c = C.host_view();
-  g.d = D.host_view();
-  g.batch_count = c.batch;
-  g.config = c.config;
+  Gemm g = host_gemm(A, B, C, D, c.batch, c.config);
   set_epilogue(g, c.epi, Memory::host(bias.data()));
   Status s = ctx.run_host(g);
   if (!c.must_refuse.empty()) {

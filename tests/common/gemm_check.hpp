@@ -267,4 +267,34 @@ inline Status run_probe(Context& ctx, Dtype in, const std::string& config) {
   return ctx.run_host(g);
 }
 
+// A GEMM over host matrices: A x B with C (read where the epilogue's beta is not 0) into D,
+// `batch` of them, `config` forced (empty: the engine's choice).
+inline Gemm host_gemm(const HostMatrix& A, const HostMatrix& B, const HostMatrix& C, const HostMatrix& D, int64_t batch,
+                      const std::string& config) {
+  Gemm g;
+  g.a = A.host_view();
+  g.b = B.host_view();
+  g.c = C.host_view();
+  g.d = D.host_view();
+  g.batch_count = batch;
+  g.config = config;
+  return g;
+}
+
+// The C API's descriptor of a row-major f32 GEMM over host arrays (A m x k, B k x n, C and D
+// m x n), everything else at og_gemm_desc_init's defaults (C unused while beta is 0).
+inline og_gemm_desc host_f32_desc(int64_t m, int64_t n, int64_t k, float* a, float* b, float* c, float* d) {
+  og_gemm_desc g;
+  og_gemm_desc_init(&g);
+  g.a = og_matrix_make(m, k, OG_DTYPE_F32, OG_ROW_MAJOR);
+  g.a.mem = og_memory_host(a);
+  g.b = og_matrix_make(k, n, OG_DTYPE_F32, OG_ROW_MAJOR);
+  g.b.mem = og_memory_host(b);
+  g.c = og_matrix_make(m, n, OG_DTYPE_F32, OG_ROW_MAJOR);
+  g.c.mem = og_memory_host(c);
+  g.d = og_matrix_make(m, n, OG_DTYPE_F32, OG_ROW_MAJOR);
+  g.d.mem = og_memory_host(d);
+  return g;
+}
+
 }  // namespace omnigemm::test

@@ -41,15 +41,7 @@ struct Case {
     o.backend = OG_BACKEND_CPU;
     o.tune_mode = OG_TUNE_OFF;
     REQUIRE(og_context_create(&o, &ctx) == OG_OK);
-    og_gemm_desc_init(&g);
-    g.a = og_matrix_make(m, k, OG_DTYPE_F32, OG_ROW_MAJOR);
-    g.a.mem = og_memory_host(a.data());
-    g.b = og_matrix_make(k, n, OG_DTYPE_F32, OG_ROW_MAJOR);
-    g.b.mem = og_memory_host(b.data());
-    g.c = og_matrix_make(m, n, OG_DTYPE_F32, OG_ROW_MAJOR);
-    g.c.mem = og_memory_host(c.data());
-    g.d = og_matrix_make(m, n, OG_DTYPE_F32, OG_ROW_MAJOR);
-    g.d.mem = og_memory_host(d.data());
+    g = omnigemm::test::host_f32_desc(m, n, k, a.data(), b.data(), c.data(), d.data());
   }
   ~Case() { og_context_destroy(ctx); }
   void poison() {

@@ -24,16 +24,20 @@ ptxas_v() {  # <arch> <ptx> <name>
 }
 
 # ptxas for sm_80 and sm_90 (or the given architectures) on <ptx>: at least <count> kernels
-# whose mangled names start with <prefix>, none spilling to local memory.
+# whose mangled names start with <prefix>, none spilling to local memory (an empty prefix: every
+# kernel, and every function ptxas reports), and the most registers a thread of theirs uses.
 no_spills() {  # <ptx> <name> <prefix> <count> [architectures]
-  local arch log kernels spilling want=$4
+  local arch log kernels spilling most want=$4
   for arch in ${5:-sm_80 sm_90}; do
     log="$work/$2_$arch.ptxas.log"
     ptxas_v $arch "$1" "$2_$arch"
     kernels=$(grep -c "Compiling entry function '$3" "$log" || true)
-    spilling=$(grep -A2 "Compiling entry function '$3" "$log" | grep "spill stores" |
-               grep -vc " 0 bytes spill stores, 0 bytes spill loads" || true)
-    verdict '[ "$kernels" -ge "$want" ] && [ "$spilling" -eq 0 ]' "$2 $arch: $kernels kernels, none spills" \
+    spilling=$({ if [ -z "$3" ]; then cat "$log"; else grep -A2 "Compiling entry function '$3" "$log"; fi; } |
+               grep "spill stores" | grep -vc " 0 bytes spill stores, 0 bytes spill loads" || true)
+    most=$(grep -A3 "Compiling entry function '$3" "$log" | grep -oE "Used [0-9]+ registers" | awk '{print $2}' |
+           sort -n | tail -1 || true)
+    verdict '[ "$kernels" -ge "$want" ] && [ "$spilling" -eq 0 ]' \
+      "$2 $arch: $kernels kernels, none spills, at most ${most:-?} registers per thread" \
       "$2 $arch: $kernels kernels (expected $4), $spilling spill"
   done
 }
@@ -47,13 +51,7 @@ for t in f16 bf16; do
   expect "$ptx" "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" "sm_80 $t ldmatrix.trans (MN-major operands)"
   expect "$ptx" "cp.async.cg.shared.global" "sm_80 $t cp.async copies"
   expect "$ptx" "cp.async.wait_group" "sm_80 $t multistage waits"
-  ptxas_v sm_80 "$ptx" "sm80_$t"
-  kernels=$(grep -c "Compiling entry function" "$work/sm80_$t.ptxas.log" || true)
-  spilling=$(grep "spill stores" "$work/sm80_$t.ptxas.log" | grep -vc " 0 bytes spill stores, 0 bytes spill loads" || true)
-  most=$(grep -oE "Used [0-9]+ registers" "$work/sm80_$t.ptxas.log" | awk '{print $2}' | sort -n | tail -1)
-  verdict '[ "$kernels" -ge 14 ] && [ "$spilling" -eq 0 ]' \
-    "sm_80 $t: $kernels mma.sync kernels, none spills, at most $most registers per thread" \
-    "sm_80 $t: $kernels kernels (expected 14), $spilling spill to local memory"
+  no_spills "$ptx" "sm80_$t" "" 14 sm_80
 done
 
 # sm_90a: wgmma (16-bit and fp8), TMA tensor copies with cluster multicast, mbarriers and

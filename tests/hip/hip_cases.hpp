@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "config_space.hpp"
 #include "gemm_check.hpp"
 
 namespace omnigemm::test {
@@ -110,6 +111,25 @@ inline HipCase random_hip_case(int max_dim, const std::string& config) {
   c.bias_dtype = bias_types[pick(rng()) % 3];
   c.config = config;
   return c;
+}
+
+// An MI200 GCD's limits, as HipDevice::init reads them from an MI250X.
+inline detail::DeviceLimits mi200_limits() {
+  detail::DeviceLimits l;
+  l.max_shared_bytes = 65536;
+  l.max_threads_per_group = 1024;
+  l.warp_size = 64;
+  l.max_registers_per_thread = 512;
+  l.max_waves_per_eu = 8;
+  l.registers_per_lane_total = 512;
+  l.compute_units = 110;
+  l.l2_bytes = 8 << 20;
+  l.arch = 0x90a;
+  l.peak_tflops_16bit = 1024 * 110 * 1.7e-3;
+  l.peak_tflops_8bit = l.peak_tflops_16bit;
+  l.peak_tflops_f32 = 128 * 110 * 1.7e-3;
+  l.memory_gbps = 1638;
+  return l;
 }
 
 }  // namespace omnigemm::test

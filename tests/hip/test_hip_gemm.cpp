@@ -48,20 +48,7 @@ class ModelledMi250x final : public detail::Backend {
     dev_.info.name = "modelled AMD Instinct MI250X (one GCD)";
     dev_.info.driver = "model, gfx90a";
     dev_.arch = "gfx90a";
-    detail::DeviceLimits& l = dev_.info.limits;
-    l.max_shared_bytes = 65536;
-    l.max_threads_per_group = 1024;
-    l.warp_size = 64;
-    l.max_registers_per_thread = 512;
-    l.max_waves_per_eu = 8;
-    l.registers_per_lane_total = 512;
-    l.compute_units = 110;
-    l.l2_bytes = 8 << 20;
-    l.arch = 0x90a;
-    l.peak_tflops_16bit = 1024 * 110 * 1.7e-3;
-    l.peak_tflops_8bit = l.peak_tflops_16bit;
-    l.peak_tflops_f32 = 128 * 110 * 1.7e-3;
-    l.memory_gbps = 1638;
+    dev_.info.limits = mi200_limits();
     owned_ = detail::make_gfx90a_mfma_family(dev_);
     families_.push_back(owned_.get());
   }

@@ -29,25 +29,6 @@ using detail::Config;
 
 namespace {
 
-// An MI200 GCD's limits, as HipDevice::init reads them from an MI250X.
-detail::DeviceLimits mi200_limits() {
-  detail::DeviceLimits l;
-  l.max_shared_bytes = 65536;
-  l.max_threads_per_group = 1024;
-  l.warp_size = 64;
-  l.max_registers_per_thread = 512;
-  l.max_waves_per_eu = 8;
-  l.registers_per_lane_total = 512;
-  l.compute_units = 110;
-  l.l2_bytes = 8 << 20;
-  l.arch = 0x90a;
-  l.peak_tflops_16bit = 1024 * 110 * 1.7e-3;
-  l.peak_tflops_8bit = l.peak_tflops_16bit;
-  l.peak_tflops_f32 = 128 * 110 * 1.7e-3;
-  l.memory_gbps = 1638;
-  return l;
-}
-
 float multiplicand_value(unsigned short bits, bool bf16) {
   return bf16 ? numeric::bf16_to_f32(bits) : numeric::f16_to_f32(bits);
 }
