@@ -63,13 +63,7 @@ inline double check_case(const HipCase& c, const std::function<Status(const Gemm
   }
   D.poison();
   const HostMatrix before = D;
-  Gemm g;
-  g.a = A.host_view();
-  g.b = B.host_view();
-  g.c = C.host_view();
-  g.d = D.host_view();
-  g.batch_count = c.batch;
-  g.config = c.config;
+  Gemm g = host_gemm(A, B, C, D, c.batch, c.config);
   set_epilogue(g, c.epi, Memory::host(bias_bytes.data()), c.bias_dtype);
   const Status s = run(g);
   REQUIRE_MESSAGE(s.ok(), s.message);

@@ -59,11 +59,7 @@ struct Problem1 {
 
 Gemm gemm_of(const HostMatrix& A, const HostMatrix& B, const HostMatrix& C, HostMatrix& D, std::vector<float>& bias,
              const EpilogueSpec& e) {
-  Gemm g;
-  g.a = A.host_view();
-  g.b = B.host_view();
-  g.c = C.host_view();
-  g.d = D.host_view();
+  Gemm g = host_gemm(A, B, C, D, 1, {});
   set_epilogue(g, e, Memory::host(bias.data()));
   return g;
 }
