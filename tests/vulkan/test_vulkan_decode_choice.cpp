@@ -4,7 +4,8 @@
 // family for one row of column-major B) and on 16-column tiles for 9..16 columns, 2-D split-K
 // tiles above that where tiles are few, and today's choices for large squares; deep K splits
 // for narrow B, the 4-row tiles for 2..4 rows; for a K of a few elements the tensor cores where
-// D is stored in vectors, else the portable family.
+// D is stored in vectors, else the portable family; 8-subgroup tiles at mid sizes, unsplit where
+// the tiles fill the GPU.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -130,11 +131,32 @@ TEST_CASE("vulkan decode choice: a K of a few elements: the tensor cores where D
     CHECK(choice(be, 2000, 3001, k, Layout::row_major, Dtype::f16).rfind("portable:", 0) == 0);
     CHECK(choice(be, 296, 5186, k, Layout::row_major, Dtype::f16).rfind("portable:", 0) == 0);
   }
-  // A K of one on a few hundred rows: 301 x 8204 x 1 13.5 us on portable, 33.4 on coopmat's
-  // 256x128 tiles (subgroups of 8 fragment rows), whose epilogue is also slow at long K
-  // (7770 x 1453 x 886: 238 us, 153 on 128x256 tiles).
-  CHECK(choice(be, 301, 8204, 1, Layout::row_major, Dtype::f16).rfind("portable:", 0) == 0);
+  // A K of one on a few hundred rows: 301 x 8204 x 1 33.4 us on coopmat's 256x128 tiles
+  // (subgroups of 8 fragment rows), 13.6 on portable, 10.6-12.0 on 128x256 tiles; the 256x128
+  // tile's epilogue is also slow at long K (7770 x 1453 x 886: 238 us, 153 on 128x256 tiles).
+  CHECK(choice(be, 301, 8204, 1, Layout::row_major, Dtype::f16).find(":128x256x") != std::string::npos);
   CHECK(choice(be, 7770, 1453, 886, Layout::row_major, Dtype::f16).find(":128x256x") != std::string::npos);
+}
+
+TEST_CASE("vulkan decode choice: mid sizes take 8-subgroup tiles, unsplit where the tiles fill the GPU") {
+  if (!coopmat_built("mid sizes")) return;
+  detail::vulkan::VulkanBackend be;
+  be.init_modelled(recorded::record("NVIDIA Hopper").props);
+  // H200, f16, us (4-subgroup tile or split K / the choice now): 2000 x 3000 at K = 8, 256,
+  // 1024 19.7 / 14.7, 41.8 / 32.4, 113.7 / 92.6 (128x128 tiles of 4 / of 8 subgroups); 3000^3
+  // 418.9 in 4 slices / 356.4 unsplit; 1500 x 1500 x 512 54.6 (64x64 tiles in 2 slices) / 32.1.
+  for (int64_t k : {8, 256, 1024}) {
+    CAPTURE(k);
+    const std::string c = choice(be, 2000, 3000, k, Layout::row_major, Dtype::f16);
+    CHECK(c.find("-w8") != std::string::npos);
+    CHECK(c.find("-k") == std::string::npos);
+  }
+  const std::string cube = choice(be, 3000, 3000, 3000, Layout::row_major, Dtype::f16);
+  CHECK(cube.find(":128x256x") != std::string::npos);
+  CHECK(cube.find("-k") == std::string::npos);
+  const std::string mid = choice(be, 1500, 1500, 512, Layout::row_major, Dtype::f16);
+  CHECK(mid.find("-w8") != std::string::npos);
+  CHECK(mid.find("-k") == std::string::npos);
 }
 
 TEST_CASE("vulkan decode choice: K = 0 (the epilogue alone) and K = 1 have a config on every recorded device") {

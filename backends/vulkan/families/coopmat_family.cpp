@@ -1,6 +1,7 @@
 // vulkan.coopmat: gemm_coopmat.comp, KHR cooperative matrices at subgroup scope.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "../vulkan_backend.hpp"
@@ -11,10 +12,23 @@ namespace omnigemm::detail::vulkan {
 namespace {
 
 constexpr Config kCoopmatConfigs[] = {
-#define OG_VK_COOPMAT(bm, bn, bk, group_m, stages, warps, split) Config{"coopmat", bm, bn, bk, group_m, stages, warps, 0, split, {}},
+#define OG_VK_COOPMAT(bm, bn, bk, group_m, stages, warps, split, rate) Config{"coopmat", bm, bn, bk, group_m, stages, warps, 0, split, {}},
 #include "coopmat.inc"
 #undef OG_VK_COOPMAT
 };
+constexpr int kCoopmatRates[] = {
+#define OG_VK_COOPMAT(bm, bn, bk, group_m, stages, warps, split, rate) rate,
+#include "coopmat.inc"
+#undef OG_VK_COOPMAT
+};
+static_assert(std::size(kCoopmatRates) == std::size(kCoopmatConfigs));
+
+// The table's RATE of c as a fraction (a config that is not a row: 1).
+double row_rate(const Config& c) {
+  for (size_t i = 0; i < std::size(kCoopmatConfigs); ++i)
+    if (kCoopmatConfigs[i] == c) return kCoopmatRates[i] / 100.0;
+  return 1.0;
+}
 
 // Few-row tiles (decode, A of few rows) and their mirror, few-column tiles (B of few columns):
 // tiles with a side under kFewRows, the tile whose residency they count as, and the K-steps a
@@ -68,6 +82,13 @@ bool unaligned_gather(const Problem& p, int mul, uint32_t padded) {
 // tile's fixed work (its start, its epilogue) is not slowed.
 constexpr double kGatherRate = 0.6;
 constexpr double kTileFixedSteps = 8;  // a tile's fixed work, in K-steps
+// The price of a 2-D tile's split-K partial sums per workspace byte, in bytes of memory
+// traffic: written once and read once by the reduction, each at a quarter of the model's memory
+// rate (H200: 3000^3 ran 352 us unsplit and 422 us in 4 slices, bench/results/h200). The
+// few-row tiles' partial sums (16 rows a slice) keep the plain price: at 8 rows the heavier
+// one ranks the skinny family first, which streams B slower there.
+constexpr double kSplitTrafficCost = 2 * 4;
+constexpr double kFewRowsSplitTrafficCost = 2;
 // Where streaming an operand bounds the problem, its gathers run at about a quarter of the
 // aligned loads' bandwidth: 14653x8x7890 (A's K odd, 16-column tiles) 414 us gathering, 225 us
 // on an aligned copy (the copy of A's 231 MB included).
@@ -151,14 +172,15 @@ Status CoopmatFamily::can_implement(const Problem& p, const Config& c) const {
 
 // KHR cooperative matrices on the tensor cores: the family's best H100 tile reached 236 TFLOP/s
 // f16 at 8192^3, about a quarter of the dense 16-bit peak; OmniGEMM's fastest Vulkan family there.
-// Few work items leave its K loop latency-bound (residency_factor); split-K supplies the items
-// for problems of few tiles, its partial sums going through memory once more (their bytes,
-// written and read) with a second dispatch.
+// Each row's K loop runs at its RATE of that (coopmat.inc). Few work items leave the K loop
+// latency-bound (residency_factor); split-K supplies the items for problems of few tiles, its
+// partial sums going through memory once more with a second dispatch: their bytes, written and
+// read, at a quarter of the rate the model gives memory traffic (kSplitTrafficCost).
 CostHints CoopmatFamily::hints(const Problem& p, const Config& c) const { return hints_padded(p, c, 0); }
 
 CostHints CoopmatFamily::hints_padded(const Problem& p, const Config& c, uint32_t padded) const {
   CostHints h;
-  h.efficiency = 0.24;
+  h.efficiency = 0.24 * row_rate(c);
   h.factor = residency_factor(p, c);
   if (h.factor < 1) h.note = "fewer work items than the compute units need to hide the K loop's load latency";
   if (c.block_m < kFewRows || c.block_n < kFewRows) {
@@ -194,7 +216,8 @@ CostHints CoopmatFamily::hints_padded(const Problem& p, const Config& c, uint32_
   h.factor *= epilogue_factor(p, (d_vector_stores(p) ? 1 : 2) * (many_rows ? 2 : 1));
   h.split_fixed_steps = 1;  // the partial sums' traffic is priced below
   if (c.split_k > 1)
-    h.extra_bytes += 2.0 * double(split_workspace_bytes(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n)));
+    h.extra_bytes += (c.block_m < kFewRows || c.block_n < kFewRows ? kFewRowsSplitTrafficCost : kSplitTrafficCost) *
+                     double(split_workspace_bytes(p, uint32_t(c.split_k), uint32_t(c.block_m), uint32_t(c.block_n)));
   return h;
 }
 
