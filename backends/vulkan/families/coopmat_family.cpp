@@ -22,6 +22,7 @@ constexpr int kCoopmatRates[] = {
 #undef OG_VK_COOPMAT
 };
 static_assert(std::size(kCoopmatRates) == std::size(kCoopmatConfigs));
+static_assert(std::ranges::all_of(kCoopmatRates, [](int r) { return r > 0 && r <= 200; }), "a RATE is a percentage in (0, 200]");
 
 // The table's RATE of c as a fraction (a config that is not a row: 1).
 double row_rate(const Config& c) {
@@ -36,6 +37,13 @@ double row_rate(const Config& c) {
 constexpr int kFewRows = 32;
 constexpr int kFewRowsTile = 64;
 constexpr int kFewRowsSteps = 4;
+// The price of a 2-D tile's split-K partial sums per workspace byte, in bytes of memory
+// traffic: written once and read once by the reduction, each at a quarter of the model's memory
+// rate (H200: 3000^3 ran 352 us unsplit and 422 us in 4 slices, bench/results/h200). The
+// few-row tiles' partial sums (16 rows a slice) keep the plain price: at 8 rows the heavier
+// one ranks the skinny family first, which streams B slower there.
+constexpr double kSplitTrafficCost = 2 * 4;
+constexpr double kFewRowsSplitTrafficCost = 2;
 
 // Subgroups along M (the rest along N): the shader's WARPS_M. Tiles of fewer than 32 rows keep
 // every subgroup along N, tiles of fewer than 32 columns every subgroup along M.
@@ -82,13 +90,6 @@ bool unaligned_gather(const Problem& p, int mul, uint32_t padded) {
 // tile's fixed work (its start, its epilogue) is not slowed.
 constexpr double kGatherRate = 0.6;
 constexpr double kTileFixedSteps = 8;  // a tile's fixed work, in K-steps
-// The price of a 2-D tile's split-K partial sums per workspace byte, in bytes of memory
-// traffic: written once and read once by the reduction, each at a quarter of the model's memory
-// rate (H200: 3000^3 ran 352 us unsplit and 422 us in 4 slices, bench/results/h200). The
-// few-row tiles' partial sums (16 rows a slice) keep the plain price: at 8 rows the heavier
-// one ranks the skinny family first, which streams B slower there.
-constexpr double kSplitTrafficCost = 2 * 4;
-constexpr double kFewRowsSplitTrafficCost = 2;
 // Where streaming an operand bounds the problem, its gathers run at about a quarter of the
 // aligned loads' bandwidth: 14653x8x7890 (A's K odd, 16-column tiles) 414 us gathering, 225 us
 // on an aligned copy (the copy of A's 231 MB included).
