@@ -40,12 +40,7 @@ void run_interleaved(int64_t m, int64_t n, int64_t k, int64_t heads, int64_t pad
   const HostMatrix before = D;
   const HostMatrix C = D;
 
-  Gemm g;
-  g.a = A.host_view();
-  g.b = B.host_view();
-  g.d = D.host_view();
-  g.c = D.host_view();
-  g.batch_count = heads;
+  Gemm g = host_gemm(A, B, /*C: D itself*/ D, D, heads, "");
   g.epilogue.beta = beta;
   if (beta == 0.0f) {  // nothing read from D: poison what the heads own
     for (int64_t h = 0; h < heads; ++h)
