@@ -174,7 +174,7 @@ Status CoopmatFamily::can_implement(const Problem& p, const Config& c) const {
 // KHR cooperative matrices on the tensor cores: the family's best H100 tile reached 236 TFLOP/s
 // f16 at 8192^3, about a quarter of the dense 16-bit peak; OmniGEMM's fastest Vulkan family there.
 // Each row's K loop runs at its RATE of that (coopmat.inc). Few work items leave the K loop
-// latency-bound (residency_factor); split-K supplies the items for problems of few tiles, its
+// latency-bound (tile_residency); split-K supplies the items for problems of few tiles, its
 // partial sums going through memory once more with a second dispatch: their bytes, written and
 // read, at a quarter of the rate the model gives memory traffic (kSplitTrafficCost).
 CostHints CoopmatFamily::hints(const Problem& p, const Config& c) const { return hints_padded(p, c, 0); }
@@ -182,7 +182,7 @@ CostHints CoopmatFamily::hints(const Problem& p, const Config& c) const { return
 CostHints CoopmatFamily::hints_padded(const Problem& p, const Config& c, uint32_t padded) const {
   CostHints h;
   h.efficiency = 0.24 * row_rate(c);
-  h.factor = residency_factor(p, c);
+  h.factor = tile_residency(p, c);
   if (h.factor < 1) h.note = "fewer work items than the compute units need to hide the K loop's load latency";
   if (c.block_m < kFewRows || c.block_n < kFewRows) {
     // Tiles under 32 rows are for decode: A of at most one tile of rows, slices of K long enough

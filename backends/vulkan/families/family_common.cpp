@@ -77,6 +77,16 @@ double VulkanFamily::residency_factor(const Problem& p, const Config& c) const {
   return std::min(1.0, area / (kResidentArea * std::max(1, limits().compute_units)));
 }
 
+double VulkanFamily::tile_residency(const Problem& p, const Config& c) const {
+  const double items = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
+  const double units = std::max(1, limits().compute_units);
+  if (double(c.block_m) * c.block_n < kBusyResidentArea || std::ceil(double(p.k) / std::max(1, c.split_k)) < kSteadyK ||
+      items < units * kBusyMinShare)
+    return residency_factor(p, c);
+  const double busy = std::min(items, units);
+  return std::min(1.0, items * c.block_m * c.block_n / (kBusyResidentArea * busy));
+}
+
 uint64_t VulkanFamily::split_workspace_bytes(const Problem& p, uint32_t split, uint32_t pad_m, uint32_t pad_n) {
   const uint64_t m = (uint64_t(p.m) + pad_m - 1) / pad_m * pad_m, n = (uint64_t(p.n) + pad_n - 1) / pad_n * pad_n;
   return 4 * uint64_t(p.batch) * split * m * n;

@@ -52,6 +52,18 @@ class VulkanFamily : public PlannedFamily<VulkanLaunch> {
   // 64 workgroups of 64x64 at 9.6 TFLOP/s. A cost factor in (0, 1].
   double residency_factor(const Problem& p, const Config& c) const;
   static constexpr double kResidentArea = 128.0 * 256.0;
+  // The same, except for tiles of kBusyResidentArea or more whose K slices are long enough
+  // (kSteadyK elements or more) to reach the K loop's steady rate, on at least kBusyMinShare of
+  // the units: idle units then cost only their share of the GPU (the cost model's occupancy
+  // counts them), so the area in flight counts per BUSY unit, and one 128x128 tile fills a unit
+  // (H200, coopmat 128x128 w8: 1024^3 on 64 workgroups ran 1.05 TFLOP/s per busy unit against
+  // 1.15 at 2048^3). Elsewhere residency_factor: smaller tiles, short slices or a few lone tiles
+  // take about a load latency per K step, which more work items in flight overlap
+  // (bench/results/h200, "Few tiles, long K").
+  double tile_residency(const Problem& p, const Config& c) const;
+  static constexpr double kBusyResidentArea = 128.0 * 128.0;
+  static constexpr double kSteadyK = 1024;
+  static constexpr double kBusyMinShare = 0.5;
   // The cooperative-matrix families' epilogue: each output costs about kEpilogueK of K's MMA work
   // (stored through shared memory four elements at a time, or as a tensor) times `weight` (the
   // family's slower store forms), so problems of a short K are bound by it (bench/results/h200,
