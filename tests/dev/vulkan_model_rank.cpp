@@ -18,8 +18,8 @@
 
 #include "dispatch.hpp"
 #include "recorded_devices.hpp"
-#include "validate.hpp"
 #include "vulkan_backend.hpp"
+#include "vulkan_family_support.hpp"
 
 using namespace omnigemm;
 
@@ -44,25 +44,6 @@ bool parse(const std::string& text, Spec& s) {
   s = {m, n, k, b, lda, ldb, ldd, ab[0] == 'c' ? Layout::col_major : Layout::row_major,
        ab[1] == 'c' ? Layout::col_major : Layout::row_major};
   return true;
-}
-
-// A validated problem over placeholder buffers (planning never touches them).
-Status problem_of(const Spec& s, Dtype in, Dtype out, detail::Problem& p) {
-  auto matrix = [](int64_t r, int64_t c, Dtype d, uintptr_t at, Layout l, int64_t ld, int64_t batch) {
-    Matrix x(r, c, d, Memory::vulkan(at), l);
-    const int64_t packed = std::max<int64_t>(l == Layout::row_major ? c : r, 1);
-    const int64_t lead = ld > 0 ? ld : packed;
-    x.ld(lead);
-    if (batch > 1) x.batch_stride(lead * (l == Layout::row_major ? r : c));
-    return x;
-  };
-  Gemm g;
-  g.a = matrix(s.m, s.k, in, 0x1000, s.la, s.lda, s.batch);
-  g.b = matrix(s.k, s.n, in, 0x2000, s.lb, s.ldb, s.batch);
-  g.d = matrix(s.m, s.n, out, 0x3000, Layout::row_major, s.ldd, s.batch);
-  g.batch_count = s.batch;
-  const og_gemm_desc desc = g.to_c();
-  return detail::validate(desc, p);
 }
 
 int usage() {
@@ -92,13 +73,10 @@ int main(int argc, char** argv) {
     else return usage();
   }
   if (specs.empty()) return usage();
-  const std::vector<test::recorded::Recorded> recorded = test::recorded::devices();
-  const test::recorded::Recorded* rec = nullptr;
-  for (const test::recorded::Recorded& r : recorded)
-    if (!rec && std::string(r.label).rfind(device, 0) == 0) rec = &r;
+  const test::recorded::Recorded* rec = test::recorded::find_record(device);
   if (!rec) {
     std::fprintf(stderr, "no recorded device starts with \"%s\"; recorded:\n", device.c_str());
-    for (const test::recorded::Recorded& r : recorded) std::fprintf(stderr, "  %s\n", r.label);
+    for (const test::recorded::Recorded& r : test::recorded::devices()) std::fprintf(stderr, "  %s\n", r.label);
     return 2;
   }
   detail::vulkan::VulkanBackend be;
@@ -106,7 +84,7 @@ int main(int argc, char** argv) {
   std::printf("device: %s (%s)\n", rec->label, rec->executed ? "executed here" : "modelled");
   for (const Spec& s : specs) {
     detail::Problem p;
-    if (Status st = problem_of(s, in, out, p); !st) {
+    if (Status st = test::placeholder_problem(in, in, out, s.m, s.n, s.k, s.batch, s.la, s.lb, s.lda, s.ldb, s.ldd, p); !st) {
       std::printf("%lldx%lldx%lld: invalid: %s\n", (long long)s.m, (long long)s.n, (long long)s.k, st.message.c_str());
       continue;
     }

@@ -188,13 +188,19 @@ inline std::vector<Recorded> devices() {
   return out;
 }
 
-// The recorded device whose label starts with `prefix` (fails the test where none does).
-inline const Recorded& record(const char* prefix) {
+// The first recorded device whose label starts with `prefix`, or nullptr.
+inline const Recorded* find_record(const std::string& prefix) {
   static const std::vector<Recorded> all = devices();
   for (const Recorded& r : all)
-    if (std::string(r.label).rfind(prefix, 0) == 0) return r;
+    if (std::string(r.label).rfind(prefix, 0) == 0) return &r;
+  return nullptr;
+}
+
+// The recorded device whose label starts with `prefix` (fails the test where none does).
+inline const Recorded& record(const char* prefix) {
+  if (const Recorded* r = find_record(prefix)) return *r;
   FAIL("no recorded device " << prefix);
-  return all.front();
+  return *find_record("");  // the first (every label starts with "")
 }
 
 }  // namespace omnigemm::test::recorded

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,19 +17,36 @@
 
 namespace omnigemm::test {
 
-// A validated m x n x k problem (A row-major, B in `lb`, D in `d`) over placeholder VkBuffer
-// handles: for can_implement and describe only, which never touch the buffers.
-inline detail::Problem planning_problem(Dtype a, Dtype b, int64_t m, int64_t n, int64_t k, int64_t batch = 1,
-                                        Layout lb = Layout::row_major, Dtype d = Dtype::f32) {
-  HostMatrix A(m, k, a, Layout::row_major, 0, batch), B(k, n, b, lb, 0, batch), D(m, n, d, Layout::row_major, 0, batch);
+// One operand over a placeholder VkBuffer handle `at`: leading dimension `ld` (0: packed),
+// batches packed one after another.
+inline Matrix placeholder_matrix(int64_t rows, int64_t cols, Dtype d, uintptr_t at, Layout l, int64_t ld, int64_t batch) {
+  Matrix x(rows, cols, d, Memory::vulkan(at), l);
+  const int64_t lead = ld > 0 ? ld : std::max<int64_t>(l == Layout::row_major ? cols : rows, 1);
+  x.ld(lead);
+  if (batch > 1) x.batch_stride(lead * (l == Layout::row_major ? rows : cols));
+  return x;
+}
+
+// An m x n x k problem over placeholder buffers (A in `la`, B in `lb`, D row-major; leading
+// dimensions 0: packed), validated into `out`: for can_implement, describe and the cost model
+// only, which never touch the buffers.
+inline Status placeholder_problem(Dtype a, Dtype b, Dtype d, int64_t m, int64_t n, int64_t k, int64_t batch, Layout la,
+                                  Layout lb, int64_t lda, int64_t ldb, int64_t ldd, detail::Problem& out) {
   Gemm g;
-  g.a = A.view(Memory::vulkan(0x1000));
-  g.b = B.view(Memory::vulkan(0x2000));
-  g.d = D.view(Memory::vulkan(0x3000));
+  g.a = placeholder_matrix(m, k, a, 0x1000, la, lda, batch);
+  g.b = placeholder_matrix(k, n, b, 0x2000, lb, ldb, batch);
+  g.d = placeholder_matrix(m, n, d, 0x3000, Layout::row_major, ldd, batch);
   g.batch_count = batch;
   const og_gemm_desc desc = g.to_c();
+  return detail::validate(desc, out);
+}
+
+// A validated m x n x k problem (A row-major, B in `lb`, D in `d`, packed) over placeholder
+// buffers.
+inline detail::Problem planning_problem(Dtype a, Dtype b, int64_t m, int64_t n, int64_t k, int64_t batch = 1,
+                                        Layout lb = Layout::row_major, Dtype d = Dtype::f32) {
   detail::Problem p;
-  const Status s = detail::validate(desc, p);
+  const Status s = placeholder_problem(a, b, d, m, n, k, batch, Layout::row_major, lb, 0, 0, 0, p);
   REQUIRE_MESSAGE(s.ok(), s.message);
   return p;
 }

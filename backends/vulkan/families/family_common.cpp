@@ -71,14 +71,22 @@ void VulkanFamily::plan_common(const Problem& p, const Config& c, uint32_t subgr
   pc.slope = p.leaky_slope;
 }
 
+namespace {
+
+// Work items of config c on p: tiles x batch x K slices.
+double work_items(const Problem& p, const Config& c) {
+  return std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
+}
+
+}  // namespace
+
 double VulkanFamily::residency_factor(const Problem& p, const Config& c) const {
-  const double area = std::ceil(double(p.m) / c.block_m) * c.block_m * std::ceil(double(p.n) / c.block_n) * c.block_n * double(p.batch) *
-                      c.split_k;
+  const double area = work_items(p, c) * c.block_m * c.block_n;
   return std::min(1.0, area / (kResidentArea * std::max(1, limits().compute_units)));
 }
 
 double VulkanFamily::tile_residency(const Problem& p, const Config& c) const {
-  const double items = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
+  const double items = work_items(p, c);
   const double units = std::max(1, limits().compute_units);
   if (double(c.block_m) * c.block_n < kBusyResidentArea || std::ceil(double(p.k) / std::max(1, c.split_k)) < kSteadyK ||
       items < units * kBusyMinShare)
