@@ -677,10 +677,11 @@ TEST_CASE("cuda model: latency floors of the gathering mma.sync loader, simt and
   const CostTerms t = predict(p, small, sm80.hints(p, small), be.device().limits);
   CHECK(t.latency_ms == doctest::Approx(0.0225));
   CHECK(t.ms >= t.latency_ms);
-  // K = 200 adds 2.5 us per K-tile per wave; the copy loader (aligned operands) has no floor.
+  // K = 200 adds 2.5 us per K-tile per wave; the copy loader (aligned operands) waits 1.1 us
+  // per K-tile and 4 per wave.
   const Problem long_k = problem(2914, 1066, 200, OG_DTYPE_F16, OG_DTYPE_F16, false, 7);
   CHECK(sm80.hints(long_k, small).latency_us == doctest::Approx(3 * (2.5 * 7 + 5)));
-  CHECK(sm80.hints(problem(2914, 1064, 200, OG_DTYPE_F16, OG_DTYPE_F16), small).latency_us == 0);
+  CHECK(sm80.hints(problem(2914, 1064, 200, OG_DTYPE_F16, OG_DTYPE_F16), small).latency_us == doctest::Approx(3 * (1.1 * 7 + 4)));
   // simt: 23 us per wave (one block per SM) and per 32 of K for tiles up to 64x128, twice that
   // for 128x128: 414 tiles of 64x128 in four waves; 207 of 128x128 in two, K = 200 in 7 steps.
   CHECK(simt.hints(p, *Config::parse("simt:64x128x32-g8-s4-w4")).latency_us == doctest::Approx(4 * 23.0));
@@ -690,4 +691,65 @@ TEST_CASE("cuda model: latency floors of the gathering mma.sync loader, simt and
   CHECK(repack.hints(p, rp).latency_us == doctest::Approx(4.0));
   // The floors decide this problem: the copies and the Hopper kernel, not the gathering loader.
   CHECK(choice(be, p).rfind("sm90_repack:", 0) == 0);
+}
+
+// A problem laid out as the random sweep's rows are: A and B row- ('r') or column-major ('c')
+// with the given leading dimensions, D row-major, batches one after another (B's shared where
+// b_shared), device pointers at 256-byte aligned addresses.
+Problem strided_problem(int64_t m, int64_t n, int64_t k, int64_t batch, const char* layout, int64_t lda, int64_t ldb,
+                        int64_t ldd, og_dtype t, bool b_shared = false) {
+  Problem p;
+  p.m = m, p.n = n, p.k = k, p.batch = batch;
+  uintptr_t next = 0x100000;
+  auto operand = [&](int64_t rows, int64_t cols, bool col_major, int64_t ld) {
+    Operand o;
+    o.present = true, o.dtype = t, o.rows = rows, o.cols = cols;
+    o.stride_row = col_major ? 1 : ld;
+    o.stride_col = col_major ? ld : 1;
+    o.batch_stride = batch > 1 ? ld * (col_major ? cols : rows) : 0;
+    o.mem.kind = OG_MEMORY_CUDA;
+    o.mem.ptr = reinterpret_cast<void*>(next);
+    next += 0x10000000;
+    return o;
+  };
+  p.a = operand(m, k, layout[0] == 'c', lda);
+  p.b = operand(k, n, layout[1] == 'c', ldb);
+  if (b_shared) p.b.batch_stride = 0;
+  p.d = operand(m, n, false, ldd);
+  return p;
+}
+
+TEST_CASE("cuda model: latency floors of the skinny families and of few-tile Hopper and mma.sync launches") {
+  ModelledH100 be;
+  KernelFamily& skinny_mma = *be.families()[4];
+  REQUIRE(std::string(skinny_mma.name()) == "skinny_mma");
+  // skinny_mma's floor: 7.3 us per launch and 1.2 us per K chunk of a slice for the 64-row tile
+  // (3.8 and 0.6 at 16 rows), per round of resident blocks. 1647 x 40 x 297 on the transposed
+  // 64-row tile in 4 slices: 26 column blocks x 4 slices in one round, two chunks per slice.
+  const Problem narrow = strided_problem(1647, 40, 297, 1, "cc", 1650, 300, 40, OG_DTYPE_F16);
+  CHECK(skinny_mma.hints(narrow, *Config::parse("skinny_mma:64x64x64-g1-s3-w8-k4-tmma")).latency_us == doctest::Approx(7.3 + 2 * 1.2));
+  CHECK(skinny_mma.hints(narrow, *Config::parse("skinny_mma:64x64x64-g1-s3-w8-tmma")).latency_us == doctest::Approx(7.3 + 5 * 1.2));
+  // Choices measured on the H200 (bench/results/h200, random seeds 808 and 1313: OmniGEMM us).
+  // The copies and the Hopper kernel beat skinny_mma's 64-row tile on a mid-size narrow problem
+  // (8.4-12.1 against 13.4).
+  CHECK(choice(be, narrow).rfind("sm90_repack:", 0) == 0);
+  // One or a few rows against a long K: skinny_mma's 16-row tile in place (13.5 and 8.9) before
+  // skinny's CUDA-core loaders (15.1 and 11.5) and before copies fed to one Hopper CTA per slice.
+  CHECK(choice(be, strided_problem(13, 1, 13242, 1, "cr", 13, 8, 16, OG_DTYPE_F16)).rfind("skinny_mma:16x64x64-", 0) == 0);
+  CHECK(choice(be, strided_problem(1, 186, 2443, 1, "rr", 2448, 188, 200, OG_DTYPE_BF16)).rfind("skinny_mma:16x64x64-", 0) == 0);
+  // Fifteen batches of one row and two columns against K = 8015: the copies and 16x128 Hopper
+  // tiles in four slices took 32.7 us, skinny_mma 15.5.
+  CHECK(choice(be, strided_problem(1, 2, 8015, 15, "rc", 8015, 8019, 8, OG_DTYPE_BF16)).rfind("skinny_mma:", 0) == 0);
+  // An aligned row against 2897 columns: mma.sync's cp.async loader waits on each of its 64 K
+  // tiles (72.9 us); sm90_wgmma streams it (13.5).
+  const Problem row = strided_problem(1, 2897, 2023, 1, "cc", 8, 2024, 2904, OG_DTYPE_BF16);
+  CHECK(choice(be, row).rfind("sm90_wgmma:", 0) == 0);
+  const Config sm80 = *Config::parse("sm80_mma:64x64x32-g8-s4-w4");
+  CHECK(be.families()[2]->hints(row, sm80).latency_us == doctest::Approx(1.1 * 64 + 4.0));
+  // A problem of a few 128x128 tiles: each Hopper CTA's K steps at 0.3 us after 4 us; with
+  // more tiles (the LLM set) no floor.
+  const Problem few = strided_problem(29, 324, 6997, 1, "cc", 32, 7000, 328, OG_DTYPE_F16);
+  const Config swap2 = *Config::parse("sm90_wgmma:64x128x64-g8-s8-w12-k2-swap");
+  CHECK(be.families()[0]->hints(few, swap2).latency_us == doctest::Approx(4.0 + 0.3 * 55));
+  CHECK(be.families()[0]->hints(problem(128, 4096, 14336, OG_DTYPE_F16, OG_DTYPE_F16), swap2).latency_us == 0);
 }

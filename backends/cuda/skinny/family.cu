@@ -125,6 +125,18 @@ class SkinnyFamily final : public SkinnyFamilyBase {
     h.memory_efficiency = !sixteen_bit ? 0.6 : lanes_k ? 0.2 : 0.35;
     h.memory_items_per_unit = 2;
     h.split_fixed_steps = 1;
+    // Where it competes with skinny_mma (16-bit inputs), the latency floor skinny_mma has too
+    // (skinny_latency_us), fitted on the H200's random-sweep rows: about 3 us per launch, then
+    // per K chunk of a slice 1.8 us (axpy, 64 K; 2.5 at 16 rows), 1.5 us (dot with four-element
+    // loads, 256 K) or 5.2 us (dot element by element: three dependent loads per chunk). f32 and
+    // fp8 keep the throughput terms their choices against sgemm and sm90_repack were set on.
+    if (sixteen_bit) {
+      const bool vec = lanes_k && runs_vector_k(p, t, rows);
+      const double chunk_us = !lanes_k ? 1.8 + 0.045 * rows : vec ? 1.5 : 5.2;
+      const int resident = lanes_k ? cuda::skinny::lanes_k_min_blocks(rows, vec) : 2;
+      h.latency_us = skinny_latency_us(p, c, lim.compute_units, resident, 3.0, chunk_us);
+      h.extra_us = skinny_split_tail_us(c, rows, lanes_k ? cuda::skinny::kColsK : cuda::skinny::kColsN);
+    }
     return h;
   }
 

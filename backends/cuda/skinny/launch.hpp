@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -122,6 +123,31 @@ inline Status plan_skinny(const CudaDevice& dev, const Problem& p, bool transpos
   out.col_blocks = col_blocks;
   out.batch = p.batch;
   return {};
+}
+
+// The least time of a skinny launch where latency bounds it (CostHints::latency_us): a fixed
+// price per launch, then each slice's K chunks one after another at `chunk_us` each, once per
+// round of resident blocks (`resident` per SM). The chunks of a slice wait on their loads in
+// turn: on the small problems of the random sweeps (bench/results/h200) the kernels ran at
+// this floor, several times their throughput terms.
+inline double skinny_latency_us(const Problem& p, const Config& c, int compute_units, int resident, double fixed_us,
+                                double chunk_us) {
+  const bool transposed = transposed_form(c.form.text);
+  const int64_t cols = transposed ? p.m : p.n, per_block = transposed ? c.block_m : c.block_n;
+  const double col_blocks = double((cols + per_block - 1) / per_block);
+  const double chunks = double(std::max<int64_t>(1, (p.k + c.block_k - 1) / c.block_k));
+  const double per_slice = std::ceil(chunks / c.split_k);
+  const double blocks = col_blocks * c.split_k * double(p.batch);
+  const double rounds = std::ceil(blocks / (double(std::max(compute_units, 1)) * resident));
+  return fixed_us + chunk_us * per_slice * rounds;
+}
+// A split deeper than a cluster ends with one block per tile adding every slice's partial sums
+// from the workspace in slice order: per slice at least one L2 round trip (the sums go two
+// slices at a time), and the slice's rows x cols floats read at about one SM's share of the L2
+// bandwidth (~100 GB/s), priced as extra time (CostHints::extra_us).
+inline double skinny_split_tail_us(const Config& c, int rows, int cols_per_block) {
+  if (c.split_k <= kMaxClusterSplit) return 0.0;
+  return c.split_k * std::max(0.1, 2.0 * rows * cols_per_block * 4 / 100e3);
 }
 
 // A skinny family: can_implement and plan are its check() (plan fills the launch); the launch

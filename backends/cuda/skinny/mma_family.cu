@@ -58,19 +58,22 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
   // at 64 rows) with three stages in flight each (two at 64 rows; split-K supplies the blocks);
   // the tensor cores far from busy at 64 rows or fewer. Its memory share is the one measured on
   // the H200's large streaming rows (bench/results/h200), below the TMA-fed families' 0.75.
-  // A split deeper than a cluster ends with one block per tile reading every slice's partial
-  // sums from the workspace (after each slice wrote its own): a serial tail at about one SM's
-  // share of the L2 bandwidth (~100 GB/s), priced as extra time.
-  CostHints hints(const Problem&, const Config& c) const override {
+  // Small problems run at the latency floor (skinny_latency_us), fitted on the H200's random-
+  // sweep rows (one-chunk problems and forced splits of long ones): about 3.8 us per launch and
+  // 0.6 us per K chunk of a slice at 16 rows, 7.3 and 1.2 at 64 (the fragments are gathered from
+  // shared memory element by element, so the larger tiles' chunks take longer). Deep splits add
+  // their serial tail (extra time).
+  CostHints hints(const Problem& p, const Config& c) const override {
     CostHints h;
     h.efficiency = 0.25;
     h.memory_efficiency = 0.4;
     h.memory_items_per_unit = 2;
     h.split_fixed_steps = 2;
-    if (c.split_k > kMaxClusterSplit) {
-      const double rows = transposed_form(c.form.text) ? c.block_n : c.block_m;
-      h.extra_us = 2.0 * c.split_k * rows * skinny_mma::kCols * 4 / 100e3;
-    }
+    const int rows = transposed_form(c.form.text) ? c.block_n : c.block_m;
+    const double share = rows / 64.0;
+    h.latency_us = skinny_latency_us(p, c, dev_.info.limits.compute_units, rows > 32 ? 2 : 3, 2.6 + 4.7 * share,
+                                     0.4 + 0.8 * share);
+    h.extra_us = skinny_split_tail_us(c, rows, skinny_mma::kCols);
     return h;
   }
 

@@ -80,6 +80,12 @@ class Sm80MmaFamily final : public PlannedFamily<Sm80Launch> {
       const double tiles = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch);
       const double waves = std::ceil(tiles / (std::max(1, dev_.info.limits.compute_units) * per_unit));
       h.latency_us = waves * (k_tile_us * std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k) + tile_us);
+    } else if (hopper) {
+      // The cp.async loader's blocks wait on their K tiles as well: about 1.1 us per K tile of
+      // a block (H200: 1 x 2897 x 2023 aligned, 64x64 tiles, 72.9 us).
+      const double tiles = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch);
+      const double waves = std::ceil(tiles / (std::max(1, dev_.info.limits.compute_units) * 2.0));
+      h.latency_us = waves * (1.1 * std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k) + 4.0);
     }
     return h;
   }

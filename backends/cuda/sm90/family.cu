@@ -232,6 +232,15 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // tiles in flight than a quarter of the SMs the kernel streams proportionally slower. Short
   // K slices are bound by the pipeline's fill and the epilogue instead.
   if (std::ceil(double(p.k) / std::max(1, c.split_k)) >= 32.0 * c.block_k) h.memory_items_per_unit = 0.25;
+  // Where the whole problem is a few 128x128 tiles (fewer than an eighth of the SMs), each CTA's
+  // K steps follow one another at the pipeline's latency: about 4 us of launch and epilogue plus
+  // 0.3 us per K step of a slice of 32 steps or more (H200: 1 x 2 x 4037 in 2 slices 12.1 us,
+  // 29 x 324 x 6997 21.0, 35 x 580 x 7462 25.7; shorter slices are bound by the pipeline's fill
+  // and the epilogue). The tile test is the problem's, so that its configs compare alike; with
+  // more tiles the throughput terms decide (the LLM set's choices stand).
+  const double slice_steps = std::ceil(std::ceil(double(p.k) / c.block_k) / std::max(1, c.split_k));
+  const double tiles = std::ceil(double(p.m) / 128) * std::ceil(double(p.n) / 128) * double(p.batch);
+  if (slice_steps >= 32 && tiles < dev_.programs() / 8.0) h.latency_us = 4.0 + 0.3 * slice_steps;
   const bool swap = c.form == "swap";
   // A fused epilogue (activation, bias or C) or an f32 D on a kernel without the register
   // epilogue (kernel_key.hpp) leaves through shared memory and the general per-element code (or
