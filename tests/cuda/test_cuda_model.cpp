@@ -8,79 +8,18 @@
 #include <string>
 #include <vector>
 
+#include "cuda_model_device.hpp"
 #include "dispatch.hpp"
 #include "families.hpp"
 #include "sm90/kernel_key.hpp"
 #include "tuner.hpp"
 
 using namespace omnigemm::detail;
+using namespace omnigemm::detail::test;
 using omnigemm::Status;
 using omnigemm::StatusCode;
 
 namespace {
-
-CUresult no_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
-                        const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                        CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
-  return CUDA_ERROR_NOT_SUPPORTED;  // the model plans nothing; can_implement never encodes
-}
-
-// An encoder that accepts every map without writing it: describe() plans (nothing launches).
-CUresult accept_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
-                            const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                            CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
-  return CUDA_SUCCESS;
-}
-
-// A backend over a CudaDevice filled with an H100 SXM's properties (what CudaDevice::init reads).
-class ModelledH100 final : public Backend {
- public:
-  // plans: describe() plans launches (tensor maps accepted, not encoded); else it refuses.
-  explicit ModelledH100(bool plans = false) {
-    dev_.info.name = "modelled NVIDIA H100 80GB HBM3";
-    dev_.info.driver = "model, sm_90";
-    DeviceLimits& l = dev_.info.limits;
-    l.max_shared_bytes = 232448;
-    l.max_threads_per_group = 1024;
-    l.warp_size = 32;
-    l.max_registers_per_thread = 255;
-    l.compute_units = 132;
-    l.l2_bytes = 50331648;
-    l.arch = 90;
-    const double sm_ghz = 1.98 * 132;
-    l.peak_tflops_f32 = 256 * sm_ghz * 1e-3;
-    l.peak_tflops_16bit = 4096 * sm_ghz * 1e-3;
-    l.peak_tflops_8bit = 2 * l.peak_tflops_16bit;
-    l.memory_gbps = 2.0 * 2.619 * 5120 / 8;  // HBM3 at 2619 MHz on a 5120-bit bus, as CudaDevice::init computes it
-    dev_.encode_tiled = plans ? &accept_tensor_maps : &no_tensor_maps;
-    owned_.push_back(make_sm90_wgmma_family(dev_));
-    owned_.push_back(make_sm90_repack_family(dev_, *owned_.back()));
-    owned_.push_back(make_sm80_mma_family(dev_));
-    owned_.push_back(make_sgemm_family(dev_));
-    owned_.push_back(make_skinny_mma_family(dev_));
-    owned_.push_back(make_skinny_family(dev_));
-    owned_.push_back(make_simt_family(dev_));
-    for (auto& f : owned_) families_.push_back(f.get());
-  }
-  og_backend kind() const override { return OG_BACKEND_CUDA; }
-  const DeviceInfo& device() const override { return dev_.info; }
-  uint32_t input_dtypes() const override { return 0x1f; }
-  uint32_t output_dtypes() const override { return 0x07; }
-  uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
-  std::span<KernelFamily* const> families() const override { return families_; }
-  Status synchronize(void*) override { return unsupported(); }
-  Status allocate(size_t, og_memory&) override { return unsupported(); }
-  void release(const og_memory&) override {}
-  Status upload(const og_memory&, const void*, size_t) override { return unsupported(); }
-  Status download(void*, const og_memory&, size_t) override { return unsupported(); }
-  Status time_ms(const std::function<Status()>&, double&) override { return unsupported(); }
-
- private:
-  static Status unsupported() { return error(StatusCode::unsupported, "a modelled device runs nothing"); }
-  CudaDevice dev_;
-  std::vector<std::unique_ptr<KernelFamily>> owned_;
-  std::vector<KernelFamily*> families_;
-};
 
 // A problem of device pointers at 256-byte aligned addresses: A (M x K) row-major, B (K x N)
 // row-major or column-major, D (M x N) row-major; `ld_pad` elements added to every leading dimension.
@@ -119,7 +58,7 @@ bool offered(const Backend& be, const Problem& p, const char* config) {
 }  // namespace
 
 TEST_CASE("cuda model: the benchmark's shapes get the configs that measured best on the H100") {
-  ModelledH100 be;
+  ModelledHopper be;
   struct Row {
     int64_t m, n, k;
     og_dtype in;
@@ -159,7 +98,7 @@ TEST_CASE("cuda model: the benchmark's shapes get the configs that measured best
 // 96-column consumers) finish fused epilogues through shared memory: the model adds that to their
 // predicted time, while the squares' choices (128x256, which has it) stay those of the plain GEMM.
 TEST_CASE("cuda model: fused epilogues are priced on Hopper kernels that cannot finish them in registers") {
-  ModelledH100 be;
+  ModelledHopper be;
   auto in_registers = [](const Config& c) {
     sm90::Form form = sm90::Form::coop;
     REQUIRE(sm90::parse_form(c.form.text, form));
@@ -211,7 +150,7 @@ TEST_CASE("cuda model: fused epilogues are priced on Hopper kernels that cannot 
 }
 
 TEST_CASE("cuda model: narrow, tall and 192x192 Hopper tiles are offered only where they pay") {
-  ModelledH100 be;
+  ModelledHopper be;
   auto f16 = [](int64_t m, int64_t n, int64_t k) { return problem(m, n, k, OG_DTYPE_F16, OG_DTYPE_F16); };
   CHECK(offered(be, f16(16, 4096, 4096), "sm90_wgmma:16x128x64-g8-s10-w12-swap"));
   CHECK(offered(be, f16(16, 4096, 4096), "sm90_wgmma:32x128x64-g8-s9-w12-swap"));
@@ -241,7 +180,7 @@ TEST_CASE("cuda model: narrow, tall and 192x192 Hopper tiles are offered only wh
 }
 
 TEST_CASE("cuda model: problems TMA or wgmma cannot take fall to sm90_repack, sm80_mma, then simt, and say why") {
-  ModelledH100 be;
+  ModelledHopper be;
   // Leading dimensions not a multiple of 16 bytes: no TMA in place; the copies make it sm90's.
   const Problem odd = problem(1000, 1000, 1000, OG_DTYPE_BF16, OG_DTYPE_BF16, false, 3);
   CHECK(choice(be, odd).rfind("sm90_repack:", 0) == 0);
@@ -272,7 +211,7 @@ TEST_CASE("cuda model: problems TMA or wgmma cannot take fall to sm90_repack, sm
 }
 
 TEST_CASE("cuda model: unaligned operands of 1024 and more run on sm90_repack, tiny ones on sm80_mma") {
-  ModelledH100 be;
+  ModelledHopper be;
   KernelFamily& repack = *be.families()[1];
   REQUIRE(std::string(repack.name()) == "sm90_repack");
   // Odd leading dimensions (3 elements of padding), both B layouts, f16 and bf16, squares and
@@ -332,7 +271,7 @@ TEST_CASE("cuda model: unaligned operands of 1024 and more run on sm90_repack, t
 }
 
 TEST_CASE("cuda model: unaligned skinny problems stream in place on a skinny family; aligned ones keep sm90_wgmma") {
-  ModelledH100 be;
+  ModelledHopper be;
   // Shapes of the random sweep where copying the large operand cost most of the time: at most 16
   // rows or columns, odd leading dimensions (no TMA in place), both B layouts.
   struct Row {
@@ -370,7 +309,7 @@ TEST_CASE("cuda model: unaligned skinny problems stream in place on a skinny fam
 }
 
 TEST_CASE("cuda model: skinny_mma plans and is chosen for unaligned 16-bit problems of up to 64 rows") {
-  ModelledH100 be;
+  ModelledHopper be;
   KernelFamily* mma = nullptr;
   for (KernelFamily* f : be.families())
     if (std::string(f->name()) == "skinny_mma") mma = f;
@@ -415,7 +354,7 @@ TEST_CASE("cuda model: skinny_mma plans and is chosen for unaligned 16-bit probl
 }
 
 TEST_CASE("cuda model: aligned problems of at most 16 rows against a long K split deep on skinny_mma") {
-  ModelledH100 be;
+  ModelledHopper be;
   // Leading dimensions rounded up to 8 elements (16 bytes): TMA could load every operand in place.
   auto aligned = [](int64_t m, int64_t n, int64_t k, bool a_col, bool b_col) {
     Problem p = problem(m, n, k, OG_DTYPE_F16, OG_DTYPE_F16, b_col);
@@ -464,7 +403,7 @@ TEST_CASE("cuda model: aligned problems of at most 16 rows against a long K spli
 }
 
 TEST_CASE("cuda model: f32 runs on the f32 family in full f32, on tensor cores only with compute_mode TF32") {
-  ModelledH100 be;
+  ModelledHopper be;
   // Default compute mode: the sgemm family at every size, its 128x128 tile at 2048, 4096 and
   // 8192 (whole rounds of two blocks per SM), 64x64 at 3072^2 (576 tiles of 128x128 need three
   // rounds of 264 blocks where 2304 of 64x64 fill three rounds of 792) and at 1024^2 split 3
@@ -501,7 +440,7 @@ TEST_CASE("cuda model: f32 runs on the f32 family in full f32, on tensor cores o
 }
 
 TEST_CASE("cuda model: f32 problems of few tiles against a long K split K on sgemm; unaligned ones avoid its 256-thread row") {
-  ModelledH100 be;
+  ModelledHopper be;
   // Five 64x64 tiles and 733 K-steps: 64 slices (measured 23 us split, 551 us unsplit on the H200).
   CHECK(choice(be, problem(39, 315, 5860, OG_DTYPE_F32, OG_DTYPE_F32, false, 1)) == "sgemm:64x64x8-g8-s2-w2-k64");
   // 40 tiles, 158 K-steps: split (23 us split 16, 107 us unsplit).
@@ -528,7 +467,7 @@ TEST_CASE("cuda model: f32 problems of few tiles against a long K split K on sge
 }
 
 TEST_CASE("cuda model: mixed inputs run on the Hopper tensor cores through sm90_repack's converting copies") {
-  ModelledH100 be;
+  ModelledHopper be;
   KernelFamily& repack = *be.families()[1];
   REQUIRE(std::string(repack.name()) == "sm90_repack");
   struct Pair {
@@ -602,7 +541,7 @@ TEST_CASE("cuda model: mixed inputs run on the Hopper tensor cores through sm90_
 }
 
 TEST_CASE("cuda model: sm90_repack's plan for mixed inputs says what it converted and sizes the copies") {
-  ModelledH100 be(true);
+  ModelledHopper be(true);
   KernelFamily& repack = *be.families()[1];
   // f16 x bf16, 1000 x 600 x 1001, B column-major, odd leading dimensions: both copied to f32,
   // K-major, K rounded up to 1004 elements (16 bytes).
@@ -640,7 +579,7 @@ TEST_CASE("cuda model: sm90_repack's plan for mixed inputs says what it converte
 }
 
 TEST_CASE("cuda model: sm90_repack copies a 16-bit MN-major operand as it lies where the tile takes it, else K-major") {
-  ModelledH100 be(true);
+  ModelledHopper be(true);
   KernelFamily& repack = *be.families()[1];
   // f16, A column-major (M-major) and B row-major (N-major), odd leading dimensions.
   Problem p = problem(1000, 600, 1001, OG_DTYPE_F16, OG_DTYPE_F16, false, 3);
@@ -663,7 +602,7 @@ TEST_CASE("cuda model: sm90_repack copies a 16-bit MN-major operand as it lies w
 }
 
 TEST_CASE("cuda model: latency floors of the gathering mma.sync loader, simt and sm90_repack") {
-  ModelledH100 be(true);
+  ModelledHopper be(true);
   KernelFamily& repack = *be.families()[1];
   KernelFamily& sm80 = *be.families()[2];
   KernelFamily& simt = *be.families()[6];
@@ -693,34 +632,8 @@ TEST_CASE("cuda model: latency floors of the gathering mma.sync loader, simt and
   CHECK(choice(be, p).rfind("sm90_repack:", 0) == 0);
 }
 
-// A problem laid out as the random sweep's rows are: A and B row- ('r') or column-major ('c')
-// with the given leading dimensions, D row-major, batches one after another (B's shared where
-// b_shared), device pointers at 256-byte aligned addresses.
-Problem strided_problem(int64_t m, int64_t n, int64_t k, int64_t batch, const char* layout, int64_t lda, int64_t ldb,
-                        int64_t ldd, og_dtype t, bool b_shared = false) {
-  Problem p;
-  p.m = m, p.n = n, p.k = k, p.batch = batch;
-  uintptr_t next = 0x100000;
-  auto operand = [&](int64_t rows, int64_t cols, bool col_major, int64_t ld) {
-    Operand o;
-    o.present = true, o.dtype = t, o.rows = rows, o.cols = cols;
-    o.stride_row = col_major ? 1 : ld;
-    o.stride_col = col_major ? ld : 1;
-    o.batch_stride = batch > 1 ? ld * (col_major ? cols : rows) : 0;
-    o.mem.kind = OG_MEMORY_CUDA;
-    o.mem.ptr = reinterpret_cast<void*>(next);
-    next += 0x10000000;
-    return o;
-  };
-  p.a = operand(m, k, layout[0] == 'c', lda);
-  p.b = operand(k, n, layout[1] == 'c', ldb);
-  if (b_shared) p.b.batch_stride = 0;
-  p.d = operand(m, n, false, ldd);
-  return p;
-}
-
 TEST_CASE("cuda model: latency floors of the skinny families and of few-tile Hopper and mma.sync launches") {
-  ModelledH100 be;
+  ModelledHopper be;
   KernelFamily& skinny_mma = *be.families()[4];
   REQUIRE(std::string(skinny_mma.name()) == "skinny_mma");
   // skinny_mma's floor: 7.3 us per launch and 1.2 us per K chunk of a slice for the 64-row tile
@@ -729,21 +642,27 @@ TEST_CASE("cuda model: latency floors of the skinny families and of few-tile Hop
   const Problem narrow = strided_problem(1647, 40, 297, 1, "cc", 1650, 300, 40, OG_DTYPE_F16);
   CHECK(skinny_mma.hints(narrow, *Config::parse("skinny_mma:64x64x64-g1-s3-w8-k4-tmma")).latency_us == doctest::Approx(7.3 + 2 * 1.2));
   CHECK(skinny_mma.hints(narrow, *Config::parse("skinny_mma:64x64x64-g1-s3-w8-tmma")).latency_us == doctest::Approx(7.3 + 5 * 1.2));
-  // Choices measured on the H200 (bench/results/h200, random seeds 808 and 1313: OmniGEMM us).
-  // The copies and the Hopper kernel beat skinny_mma's 64-row tile on a mid-size narrow problem
-  // (8.4-12.1 against 13.4).
-  CHECK(choice(be, narrow).rfind("sm90_repack:", 0) == 0);
-  // One or a few rows against a long K: skinny_mma's 16-row tile in place (13.5 and 8.9) before
-  // skinny's CUDA-core loaders (15.1 and 11.5) and before copies fed to one Hopper CTA per slice.
-  CHECK(choice(be, strided_problem(13, 1, 13242, 1, "cr", 13, 8, 16, OG_DTYPE_F16)).rfind("skinny_mma:16x64x64-", 0) == 0);
-  CHECK(choice(be, strided_problem(1, 186, 2443, 1, "rr", 2448, 188, 200, OG_DTYPE_BF16)).rfind("skinny_mma:16x64x64-", 0) == 0);
-  // Fifteen batches of one row and two columns against K = 8015: the copies and 16x128 Hopper
-  // tiles in four slices took 32.7 us, skinny_mma 15.5.
-  CHECK(choice(be, strided_problem(1, 2, 8015, 15, "rc", 8015, 8019, 8, OG_DTYPE_BF16)).rfind("skinny_mma:", 0) == 0);
-  // An aligned row against 2897 columns: mma.sync's cp.async loader waits on each of its 64 K
-  // tiles (72.9 us); sm90_wgmma streams it (13.5).
+  // Choices measured on the H200 (bench/results/h200, random seeds 808 and 1313: OmniGEMM us),
+  // made on both modelled parts.
   const Problem row = strided_problem(1, 2897, 2023, 1, "cc", 8, 2024, 2904, OG_DTYPE_BF16);
-  CHECK(choice(be, row).rfind("sm90_wgmma:", 0) == 0);
+  for (HopperPart part : {HopperPart::h100, HopperPart::h200}) {
+    ModelledHopper gpu(false, part);
+    CAPTURE(gpu.device().name);
+    // The copies and the Hopper kernel beat skinny_mma's 64-row tile on a mid-size narrow
+    // problem (8.4-12.1 against 13.4).
+    CHECK(choice(gpu, narrow).rfind("sm90_repack:", 0) == 0);
+    // One or a few rows against a long K: skinny_mma's 16-row tile in place (13.5 and 8.9) before
+    // skinny's CUDA-core loaders (15.1 and 11.5) and before copies fed to one Hopper CTA per slice.
+    CHECK(choice(gpu, strided_problem(13, 1, 13242, 1, "cr", 13, 8, 16, OG_DTYPE_F16)).rfind("skinny_mma:16x64x64-", 0) == 0);
+    CHECK(choice(gpu, strided_problem(1, 186, 2443, 1, "rr", 2448, 188, 200, OG_DTYPE_BF16)).rfind("skinny_mma:16x64x64-", 0) ==
+          0);
+    // Fifteen batches of one row and two columns against K = 8015: the copies and 16x128 Hopper
+    // tiles in four slices took 32.7 us, skinny_mma 15.5.
+    CHECK(choice(gpu, strided_problem(1, 2, 8015, 15, "rc", 8015, 8019, 8, OG_DTYPE_BF16)).rfind("skinny_mma:", 0) == 0);
+    // An aligned row against 2897 columns: mma.sync's cp.async loader waits on each of its 64 K
+    // tiles (72.9 us); sm90_wgmma streams it (13.5).
+    CHECK(choice(gpu, row).rfind("sm90_wgmma:", 0) == 0);
+  }
   const Config sm80 = *Config::parse("sm80_mma:64x64x32-g8-s4-w4");
   CHECK(be.families()[2]->hints(row, sm80).latency_us == doctest::Approx(1.1 * 64 + 4.0));
   // A problem of a few 128x128 tiles: each Hopper CTA's K steps at 0.3 us after 4 us; with

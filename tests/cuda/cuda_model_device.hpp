@@ -1,0 +1,113 @@
+// A modelled Hopper GPU for the CUDA cost model without a GPU: the backend's own families and
+// hints over a CudaDevice filled with the part's properties, and problems laid out as the
+// benchmark's random sweep lays them out. Used by test_cuda_model.cpp and the developer tool
+// tests/dev/cuda_model_rank.cpp.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "cuda_device.hpp"
+#include "families.hpp"
+
+namespace omnigemm::detail::test {
+
+inline CUresult no_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                               const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                               CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  return CUDA_ERROR_NOT_SUPPORTED;  // the model plans nothing; can_implement never encodes
+}
+
+// An encoder that accepts every map without writing it: describe() plans (nothing launches).
+inline CUresult accept_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  return CUDA_SUCCESS;
+}
+
+// The Hopper parts the model is checked on: the H100 SXM (the named tables' choices were measured
+// there) and the H200 (the random sweeps since 2026-11-28): the same SMs and clocks, the H200
+// with HBM3e and a larger L2.
+enum class HopperPart { h100, h200 };
+
+// A backend over a CudaDevice filled with a Hopper part's properties (what CudaDevice::init reads).
+class ModelledHopper final : public Backend {
+ public:
+  // plans: describe() plans launches (tensor maps accepted, not encoded); else it refuses.
+  explicit ModelledHopper(bool plans = false, HopperPart part = HopperPart::h100) {
+    const bool h200 = part == HopperPart::h200;
+    dev_.info.name = h200 ? "modelled NVIDIA H200" : "modelled NVIDIA H100 80GB HBM3";
+    dev_.info.driver = "model, sm_90";
+    DeviceLimits& l = dev_.info.limits;
+    l.max_shared_bytes = 232448;
+    l.max_threads_per_group = 1024;
+    l.warp_size = 32;
+    l.max_registers_per_thread = 255;
+    l.compute_units = 132;
+    l.l2_bytes = h200 ? 62914560 : 50331648;
+    l.arch = 90;
+    const double sm_ghz = 1.98 * 132;
+    l.peak_tflops_f32 = 256 * sm_ghz * 1e-3;
+    l.peak_tflops_16bit = 4096 * sm_ghz * 1e-3;
+    l.peak_tflops_8bit = 2 * l.peak_tflops_16bit;
+    // As CudaDevice::init computes it: HBM3 at 2619 MHz on a 5120-bit bus; HBM3e at 3.2 GHz on 6144 bits.
+    l.memory_gbps = h200 ? 2.0 * 3.2 * 6144 / 8 : 2.0 * 2.619 * 5120 / 8;
+    dev_.encode_tiled = plans ? &accept_tensor_maps : &no_tensor_maps;
+    owned_.push_back(make_sm90_wgmma_family(dev_));
+    owned_.push_back(make_sm90_repack_family(dev_, *owned_.back()));
+    owned_.push_back(make_sm80_mma_family(dev_));
+    owned_.push_back(make_sgemm_family(dev_));
+    owned_.push_back(make_skinny_mma_family(dev_));
+    owned_.push_back(make_skinny_family(dev_));
+    owned_.push_back(make_simt_family(dev_));
+    for (auto& f : owned_) families_.push_back(f.get());
+  }
+  og_backend kind() const override { return OG_BACKEND_CUDA; }
+  const DeviceInfo& device() const override { return dev_.info; }
+  uint32_t input_dtypes() const override { return 0x1f; }
+  uint32_t output_dtypes() const override { return 0x07; }
+  uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
+  std::span<KernelFamily* const> families() const override { return families_; }
+  Status synchronize(void*) override { return unsupported(); }
+  Status allocate(size_t, og_memory&) override { return unsupported(); }
+  void release(const og_memory&) override {}
+  Status upload(const og_memory&, const void*, size_t) override { return unsupported(); }
+  Status download(void*, const og_memory&, size_t) override { return unsupported(); }
+  Status time_ms(const std::function<Status()>&, double&) override { return unsupported(); }
+
+ private:
+  static Status unsupported() { return error(StatusCode::unsupported, "a modelled device runs nothing"); }
+  CudaDevice dev_;
+  std::vector<std::unique_ptr<KernelFamily>> owned_;
+  std::vector<KernelFamily*> families_;
+};
+
+// A problem laid out as the random sweep's rows are: A and B row- ('r') or column-major ('c')
+// with the given leading dimensions, D row-major, batches one after another (B's shared where
+// b_shared), device pointers at 256-byte aligned addresses.
+inline Problem strided_problem(int64_t m, int64_t n, int64_t k, int64_t batch, const char* layout, int64_t lda,
+                               int64_t ldb, int64_t ldd, og_dtype t, bool b_shared = false) {
+  Problem p;
+  p.m = m, p.n = n, p.k = k, p.batch = batch;
+  uintptr_t next = 0x100000;
+  auto operand = [&](int64_t rows, int64_t cols, bool col_major, int64_t ld) {
+    Operand o;
+    o.present = true, o.dtype = t, o.rows = rows, o.cols = cols;
+    o.stride_row = col_major ? 1 : ld;
+    o.stride_col = col_major ? ld : 1;
+    o.batch_stride = batch > 1 ? ld * (col_major ? cols : rows) : 0;
+    o.mem.kind = OG_MEMORY_CUDA;
+    o.mem.ptr = reinterpret_cast<void*>(next);
+    next += 0x10000000;
+    return o;
+  };
+  p.a = operand(m, k, layout[0] == 'c', lda);
+  p.b = operand(k, n, layout[1] == 'c', ldb);
+  if (b_shared) p.b.batch_stride = 0;
+  p.d = operand(m, n, false, ldd);
+  return p;
+}
+
+}  // namespace omnigemm::detail::test
