@@ -642,6 +642,18 @@ TEST_CASE("cuda model: latency floors of the skinny families and of few-tile Hop
   const Problem narrow = strided_problem(1647, 40, 297, 1, "cc", 1650, 300, 40, OG_DTYPE_F16);
   CHECK(skinny_mma.hints(narrow, *Config::parse("skinny_mma:64x64x64-g1-s3-w8-k4-tmma")).latency_us == doctest::Approx(7.3 + 2 * 1.2));
   CHECK(skinny_mma.hints(narrow, *Config::parse("skinny_mma:64x64x64-g1-s3-w8-tmma")).latency_us == doctest::Approx(7.3 + 5 * 1.2));
+  // More blocks than are resident run in rounds; a split deeper than a cluster adds its serial
+  // tail. 7001 x 7 x 1037 on the transposed 16-row tile (2.6 + 4.7 / 4 us per launch) in 8
+  // slices: 110 column blocks x 8 in three rounds of 3 x 132, three chunks per slice; in 16
+  // slices five rounds of two chunks, and 16 x 0.1 us of tail.
+  const Problem tall = strided_problem(7001, 7, 1037, 1, "rr", 1040, 7, 7, OG_DTYPE_F16);
+  const CostHints k8 = skinny_mma.hints(tall, *Config::parse("skinny_mma:64x16x64-g1-s4-w8-k8-tmma"));
+  const double launch16 = 2.6 + 4.7 / 4;
+  CHECK(k8.latency_us == doctest::Approx(launch16 + 0.6 * 3 * 3));
+  CHECK(k8.extra_us == 0);
+  const CostHints k16 = skinny_mma.hints(tall, *Config::parse("skinny_mma:64x16x64-g1-s4-w8-k16-tmma"));
+  CHECK(k16.latency_us == doctest::Approx(launch16 + 0.6 * 2 * 5));
+  CHECK(k16.extra_us == doctest::Approx(16 * 0.1));
   // Choices measured on the H200 (bench/results/h200, random seeds 808 and 1313: OmniGEMM us),
   // made on both modelled parts.
   const Problem row = strided_problem(1, 2897, 2023, 1, "cc", 8, 2024, 2904, OG_DTYPE_BF16);
