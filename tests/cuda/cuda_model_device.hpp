@@ -27,46 +27,14 @@ inline CUresult accept_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t
   return CUDA_SUCCESS;
 }
 
-// The Hopper parts the model is checked on: the H100 SXM (the named tables' choices were measured
-// there) and the H200 (the random sweeps since 2026-11-28): the same SMs and clocks, the H200
-// with HBM3e and a larger L2.
-enum class HopperPart { h100, h200 };
-
-// A backend over a CudaDevice filled with a Hopper part's properties (what CudaDevice::init reads).
-class ModelledHopper final : public Backend {
+// A CUDA backend over a CudaDevice whose properties a test fills in (what CudaDevice::init reads)
+// and whose families it chooses: it plans and ranks, and runs nothing. The modelled devices of
+// test_cuda_model.cpp, test_cuda_blockscaled.cpp and test_cuda_sm100.cpp derive from it.
+class ModelledCudaBackend : public Backend {
  public:
-  // plans: describe() plans launches (tensor maps accepted, not encoded); else it refuses.
-  explicit ModelledHopper(bool plans = false, HopperPart part = HopperPart::h100) {
-    const bool h200 = part == HopperPart::h200;
-    dev_.info.name = h200 ? "modelled NVIDIA H200" : "modelled NVIDIA H100 80GB HBM3";
-    dev_.info.driver = "model, sm_90";
-    DeviceLimits& l = dev_.info.limits;
-    l.max_shared_bytes = 232448;
-    l.max_threads_per_group = 1024;
-    l.warp_size = 32;
-    l.max_registers_per_thread = 255;
-    l.compute_units = 132;
-    l.l2_bytes = h200 ? 62914560 : 50331648;
-    l.arch = 90;
-    const double sm_ghz = 1.98 * 132;
-    l.peak_tflops_f32 = 256 * sm_ghz * 1e-3;
-    l.peak_tflops_16bit = 4096 * sm_ghz * 1e-3;
-    l.peak_tflops_8bit = 2 * l.peak_tflops_16bit;
-    // As CudaDevice::init computes it: HBM3 at 2619 MHz on a 5120-bit bus; HBM3e at 3.2 GHz on 6144 bits.
-    l.memory_gbps = h200 ? 2.0 * 3.2 * 6144 / 8 : 2.0 * 2.619 * 5120 / 8;
-    dev_.encode_tiled = plans ? &accept_tensor_maps : &no_tensor_maps;
-    owned_.push_back(make_sm90_wgmma_family(dev_));
-    owned_.push_back(make_sm90_repack_family(dev_, *owned_.back()));
-    owned_.push_back(make_sm80_mma_family(dev_));
-    owned_.push_back(make_sgemm_family(dev_));
-    owned_.push_back(make_skinny_mma_family(dev_));
-    owned_.push_back(make_skinny_family(dev_));
-    owned_.push_back(make_simt_family(dev_));
-    for (auto& f : owned_) families_.push_back(f.get());
-  }
   og_backend kind() const override { return OG_BACKEND_CUDA; }
   const DeviceInfo& device() const override { return dev_.info; }
-  uint32_t input_dtypes() const override { return 0x1f; }
+  uint32_t input_dtypes() const override { return input_dtypes_; }
   uint32_t output_dtypes() const override { return 0x07; }
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
   std::span<KernelFamily* const> families() const override { return families_; }
@@ -77,11 +45,62 @@ class ModelledHopper final : public Backend {
   Status download(void*, const og_memory&, size_t) override { return unsupported(); }
   Status time_ms(const std::function<Status()>&, double&) override { return unsupported(); }
 
- private:
-  static Status unsupported() { return error(StatusCode::unsupported, "a modelled device runs nothing"); }
+ protected:
+  // The families in `owned_`, in their order, become the backend's.
+  void adopt_families() {
+    for (auto& f : owned_) families_.push_back(f.get());
+  }
   CudaDevice dev_;
   std::vector<std::unique_ptr<KernelFamily>> owned_;
+  uint32_t input_dtypes_ = 0x1f;
+
+ private:
+  static Status unsupported() { return error(StatusCode::unsupported, "a modelled device runs nothing"); }
   std::vector<KernelFamily*> families_;
+};
+
+// The Hopper parts the model is checked on: the H100 SXM (the named tables' choices were measured
+// there) and the H200 (the random sweeps since 2026-11-28): the same SMs and clocks, the H200
+// with HBM3e and a larger L2.
+enum class HopperPart { h100, h200 };
+
+// A Hopper part's properties, as CudaDevice::init reads them.
+inline void hopper_limits(HopperPart part, DeviceInfo& info) {
+  const bool h200 = part == HopperPart::h200;
+  info.name = h200 ? "modelled NVIDIA H200" : "modelled NVIDIA H100 80GB HBM3";
+  info.driver = "model, sm_90";
+  DeviceLimits& l = info.limits;
+  l.max_shared_bytes = 232448;
+  l.max_threads_per_group = 1024;
+  l.warp_size = 32;
+  l.max_registers_per_thread = 255;
+  l.compute_units = 132;
+  l.l2_bytes = h200 ? 62914560 : 50331648;
+  l.arch = 90;
+  const double sm_ghz = 1.98 * 132;
+  l.peak_tflops_f32 = 256 * sm_ghz * 1e-3;
+  l.peak_tflops_16bit = 4096 * sm_ghz * 1e-3;
+  l.peak_tflops_8bit = 2 * l.peak_tflops_16bit;
+  // As CudaDevice::init computes it: HBM3 at 2619 MHz on a 5120-bit bus; HBM3e at 3.2 GHz on 6144 bits.
+  l.memory_gbps = h200 ? 2.0 * 3.2 * 6144 / 8 : 2.0 * 2.619 * 5120 / 8;
+}
+
+// A Hopper part with the CUDA backend's families for the plain dtypes, in its order.
+class ModelledHopper final : public ModelledCudaBackend {
+ public:
+  // plans: describe() plans launches (tensor maps accepted, not encoded); else it refuses.
+  explicit ModelledHopper(bool plans = false, HopperPart part = HopperPart::h100) {
+    hopper_limits(part, dev_.info);
+    dev_.encode_tiled = plans ? &accept_tensor_maps : &no_tensor_maps;
+    owned_.push_back(make_sm90_wgmma_family(dev_));
+    owned_.push_back(make_sm90_repack_family(dev_, *owned_.back()));
+    owned_.push_back(make_sm80_mma_family(dev_));
+    owned_.push_back(make_sgemm_family(dev_));
+    owned_.push_back(make_skinny_mma_family(dev_));
+    owned_.push_back(make_skinny_family(dev_));
+    owned_.push_back(make_simt_family(dev_));
+    adopt_families();
+  }
 };
 
 // A problem laid out as the random sweep's rows are: A and B row- ('r') or column-major ('c')

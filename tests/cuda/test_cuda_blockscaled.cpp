@@ -17,6 +17,7 @@
 #include "backend_cases.hpp"
 #include "blockscaled_check.hpp"
 #include "cuda_device_support.hpp"
+#include "cuda_model_device.hpp"
 #include "dispatch.hpp"
 #include "families.hpp"
 #include "tuner.hpp"
@@ -178,27 +179,16 @@ TEST_CASE("cuda block-scaled: what no CUDA family runs is refused (unsupported),
 namespace {
 
 using namespace omnigemm::detail;
+namespace model = omnigemm::detail::test;
 
-CUresult no_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
-                        const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                        CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
-  return CUDA_ERROR_NOT_SUPPORTED;  // can_implement never encodes
-}
-
-// The CUDA backend's families over a CudaDevice with an H100 SXM's properties (test_cuda_model.cpp
-// has the same device for the plain dtypes' choices).
-class BlockscaledModelledH100 final : public omnigemm::detail::Backend {
+// The CUDA backend's families over a modelled H100 (test_cuda_model.cpp has the same device for
+// the plain dtypes' choices).
+class BlockscaledModelledH100 final : public model::ModelledCudaBackend {
  public:
   BlockscaledModelledH100() {
-    dev_.info.name = "modelled NVIDIA H100 80GB HBM3";
-    DeviceLimits& l = dev_.info.limits;
-    l.max_shared_bytes = 232448, l.max_threads_per_group = 1024, l.warp_size = 32, l.max_registers_per_thread = 255;
-    l.compute_units = 132, l.l2_bytes = 50331648, l.arch = 90;
-    l.peak_tflops_f32 = 256 * 1.98 * 132 * 1e-3;
-    l.peak_tflops_16bit = 16 * l.peak_tflops_f32;
-    l.peak_tflops_8bit = 2 * l.peak_tflops_16bit;
-    l.memory_gbps = 2.0 * 2.619 * 5120 / 8;
-    dev_.encode_tiled = &no_tensor_maps;
+    model::hopper_limits(model::HopperPart::h100, dev_.info);
+    dev_.encode_tiled = &model::no_tensor_maps;
+    input_dtypes_ = 0x1ff;
     auto wgmma = make_sm90_wgmma_family(dev_);
     owned_.push_back(make_sm90_blockscaled_family(dev_));
     owned_.push_back(make_sm90_dequant_family(dev_, *wgmma));
@@ -206,26 +196,8 @@ class BlockscaledModelledH100 final : public omnigemm::detail::Backend {
     owned_.insert(owned_.end() - 1, std::move(wgmma));
     owned_.push_back(make_sm80_mma_family(dev_));
     owned_.push_back(make_simt_family(dev_));
-    for (auto& f : owned_) families_.push_back(f.get());
+    adopt_families();
   }
-  og_backend kind() const override { return OG_BACKEND_CUDA; }
-  const DeviceInfo& device() const override { return dev_.info; }
-  uint32_t input_dtypes() const override { return 0x1ff; }
-  uint32_t output_dtypes() const override { return 0x07; }
-  uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
-  std::span<KernelFamily* const> families() const override { return families_; }
-  Status synchronize(void*) override { return none(); }
-  Status allocate(size_t, og_memory&) override { return none(); }
-  void release(const og_memory&) override {}
-  Status upload(const og_memory&, const void*, size_t) override { return none(); }
-  Status download(void*, const og_memory&, size_t) override { return none(); }
-  Status time_ms(const std::function<Status()>&, double&) override { return none(); }
-
- private:
-  static Status none() { return error(StatusCode::unsupported, "a modelled device runs nothing"); }
-  CudaDevice dev_;
-  std::vector<std::unique_ptr<KernelFamily>> owned_;
-  std::vector<KernelFamily*> families_;
 };
 
 // A block-scaled problem on aligned device addresses: A M x K row-major, B K x N column-major (N x

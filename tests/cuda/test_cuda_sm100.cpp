@@ -10,6 +10,7 @@
 
 #include "backend_cases.hpp"
 #include "blockscaled_check.hpp"
+#include "cuda_model_device.hpp"
 #include "dispatch.hpp"
 #include "families.hpp"
 #include "tuner.hpp"
@@ -22,65 +23,48 @@ using omnigemm::detail::Problem;
 
 namespace {
 
-CUresult no_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
-                        const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                        CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
-  return CUDA_ERROR_NOT_SUPPORTED;  // the model plans nothing; can_implement never encodes
-}
+namespace model = omnigemm::detail::test;
 
 // A backend over a CudaDevice with an H100 SXM's (arch 90) or a B200's (arch 100) properties and
 // the CUDA backend's families in its order, with or without sm100_tcgen05.
-class ModelledDevice final : public detail::Backend {
+class ModelledDevice final : public model::ModelledCudaBackend {
  public:
   ModelledDevice(int arch, bool with_sm100) {
     const bool b200 = arch == 100;
-    dev_.info.name = b200 ? "modelled NVIDIA B200" : "modelled NVIDIA H100 80GB HBM3";
-    dev_.info.driver = b200 ? "model, sm_100" : "model, sm_90";
-    detail::DeviceLimits& l = dev_.info.limits;
-    l.max_shared_bytes = 232448;
-    l.max_threads_per_group = 1024;
-    l.warp_size = 32;
-    l.max_registers_per_thread = 255;
-    l.compute_units = b200 ? 148 : 132;
-    l.l2_bytes = b200 ? 126 << 20 : 50331648;
-    l.arch = arch;
-    const double sm_ghz = (b200 ? 1.965 : 1.98) * l.compute_units;
-    l.peak_tflops_f32 = 256 * sm_ghz * 1e-3;
-    l.peak_tflops_16bit = (b200 ? 8192 : 4096) * sm_ghz * 1e-3;
-    l.peak_tflops_8bit = 2 * l.peak_tflops_16bit;
-    l.memory_gbps = b200 ? 8000 : 2.0 * 2.619 * 5120 / 8;
-    dev_.encode_tiled = &no_tensor_maps;
+    if (!b200) {
+      model::hopper_limits(model::HopperPart::h100, dev_.info);
+    } else {
+      dev_.info.name = "modelled NVIDIA B200";
+      dev_.info.driver = "model, sm_100";
+      detail::DeviceLimits& l = dev_.info.limits;
+      l.max_shared_bytes = 232448;
+      l.max_threads_per_group = 1024;
+      l.warp_size = 32;
+      l.max_registers_per_thread = 255;
+      l.compute_units = 148;
+      l.l2_bytes = 126 << 20;
+      l.arch = 100;
+      const double sm_ghz = 1.965 * l.compute_units;
+      l.peak_tflops_f32 = 256 * sm_ghz * 1e-3;
+      l.peak_tflops_16bit = 8192 * sm_ghz * 1e-3;
+      l.peak_tflops_8bit = 2 * l.peak_tflops_16bit;
+      l.memory_gbps = 8000;
+    }
+    dev_.encode_tiled = &model::no_tensor_maps;
+    input_dtypes_ = b200 ? 0x1ffu : 0x1fu;
     if (with_sm100) owned_.push_back(detail::make_sm100_tcgen05_family(dev_));
     owned_.push_back(detail::make_sm90_wgmma_family(dev_));
     owned_.push_back(detail::make_sm90_repack_family(dev_, *owned_.back()));
     owned_.push_back(detail::make_sm80_mma_family(dev_));
     owned_.push_back(detail::make_simt_family(dev_));
-    for (auto& f : owned_) families_.push_back(f.get());
+    adopt_families();
   }
-  og_backend kind() const override { return OG_BACKEND_CUDA; }
-  const detail::DeviceInfo& device() const override { return dev_.info; }
-  uint32_t input_dtypes() const override { return dev_.info.limits.arch == 100 ? 0x1ffu : 0x1fu; }
-  uint32_t output_dtypes() const override { return 0x07; }
-  uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
-  std::span<KernelFamily* const> families() const override { return families_; }
-  Status synchronize(void*) override { return unsupported(); }
-  Status allocate(size_t, og_memory&) override { return unsupported(); }
-  void release(const og_memory&) override {}
-  Status upload(const og_memory&, const void*, size_t) override { return unsupported(); }
-  Status download(void*, const og_memory&, size_t) override { return unsupported(); }
-  Status time_ms(const std::function<Status()>&, double&) override { return unsupported(); }
   KernelFamily& family(const char* name) const {
-    for (KernelFamily* f : families_)
+    for (KernelFamily* f : families())
       if (std::string(f->name()) == name) return *f;
     FAIL("no family " << name);
-    return *families_[0];
+    return *families()[0];
   }
-
- private:
-  static Status unsupported() { return detail::error(StatusCode::unsupported, "a modelled device runs nothing"); }
-  CudaDevice dev_;
-  std::vector<std::unique_ptr<KernelFamily>> owned_;
-  std::vector<KernelFamily*> families_;
 };
 
 // Device pointers at 256-byte aligned addresses: A (M x K) row-major, B (K x N) K-major
