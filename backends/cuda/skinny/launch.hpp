@@ -141,6 +141,20 @@ inline double skinny_latency_us(const Problem& p, const Config& c, int compute_u
   const double rounds = std::ceil(blocks / (double(std::max(compute_units, 1)) * resident));
   return fixed_us + chunk_us * per_slice * rounds;
 }
+// The least time of a launch whose SMs issue its loads and fragment reads one block's K chunk
+// after another (CostHints::latency_us): the blocks run in waves of one per SM (an SM's resident
+// blocks overlap little), a block's K chunks at `chunk_us` each, and every wave after the first
+// `block_us` more where a block of a split launch waits (cluster start and synchronisation, the
+// slices' sums) that a lone block hides; all after the fixed price per launch.
+inline double skinny_sm_time_us(const Problem& p, const Config& c, int compute_units, double fixed_us, double chunk_us,
+                                double block_us) {
+  const bool transposed = transposed_form(c.form.text);
+  const int64_t cols = transposed ? p.m : p.n, per_block = transposed ? c.block_m : c.block_n;
+  const double blocks = double((cols + per_block - 1) / per_block) * double(p.batch) * c.split_k;
+  const double chunks = double(std::max<int64_t>(1, (p.k + c.block_k - 1) / c.block_k));
+  const double waves = std::ceil(blocks / double(std::max(compute_units, 1)));
+  return fixed_us + waves * std::ceil(chunks / c.split_k) * chunk_us + (c.split_k > 1 ? (waves - 1) * block_us : 0.0);
+}
 // A split deeper than a cluster ends with one block per tile adding every slice's partial sums
 // from the workspace in slice order: per slice at least one L2 round trip (the sums go two
 // slices at a time), and the slice's rows x cols floats read at about one SM's share of the L2
