@@ -23,10 +23,13 @@ namespace {
 
 constexpr long long kMaxCopyBytes = 1ll << 30;  // copies above 1 GiB are refused
 // The copy kernel's share of the memory bandwidth, and the time one more launch on the stream
-// costs (its start and the dependency gap before the GEMM): estimates the H100 measurements of
-// issue 24 are to calibrate.
-constexpr double kCopyBandwidthShare = 0.6;
-constexpr double kCopyLaunchUs = 4.0;
+// costs (its start and the dependency gap before the GEMM), fitted on the H200's random sweeps
+// (bench/results/h200): the tiny problems this family ran took a median 3.6 us more than priced
+// with a 4 us launch, those of skinny_mma (its rival there) 1.4 us more than theirs, so a launch
+// costs about 2 us more; the copy-bound ones (a few rows against a long K: 5475 x 58 x 10231 155
+// us, 46 x 13911 x 5014 183 us) took about half the copy's priced time again at 0.6.
+constexpr double kCopyBandwidthShare = 0.45;
+constexpr double kCopyLaunchUs = 6.0;
 // The least time of the Hopper kernel's launch on the copies: the bench's time of tiny aligned
 // problems on sm90_wgmma (H200, random seed 202: 4.2-4.5 us), the latency floor the families
 // it competes with (sm80_mma's gathering loader, simt) are priced with as well.

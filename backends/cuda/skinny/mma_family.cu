@@ -59,13 +59,14 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
   // the tensor cores far from busy at 64 rows or fewer. Its memory share is the one measured on
   // the H200's large streaming rows (bench/results/h200), below the TMA-fed families' 0.75.
   // Below the memory term it runs at the time its blocks take on the SMs (skinny_sm_time_us):
-  // about 3.8 us per launch and 0.6 us per K chunk of a block at 16 rows, 7.3 and 1.2 at 64 (the
-  // fragments are gathered from shared memory element by element, so the larger tiles' chunks
-  // take longer), per wave of one block per SM, and a block of a split 0.3 us per slice of its
-  // cluster (as 8 beyond one) in every wave after the first. Fitted on the H200's random-
-  // sweep rows: one-chunk problems, forced splits of long ones and of tall ones (7001 x 7 x 1037
-  // ran 15.2 / 14.9 / 17.0 / 23.8 / 27.7 us in 1 / 2 / 4 / 8 / 16 slices), so that splits pay
-  // only where the column blocks leave SMs idle. Deep splits add their serial tail (extra time).
+  // about 3.8 us per launch and 0.6 us per K chunk of a block at 16 rows, 5.9 and 0.7 at 32, 10
+  // and 0.9 at 64 (the fragments are gathered from shared memory element by element, so the
+  // larger tiles' chunks take longer), per wave of one block per SM, and a block of a split
+  // 0.3 us per slice of its cluster (as 8 beyond one) in every wave after the first. Fitted on
+  // the H200's random-sweep rows: one-chunk problems, forced splits of long ones and of tall
+  // ones (7001 x 7 x 1037 ran 15.2 / 14.9 / 17.0 / 23.8 / 27.7 us in 1 / 2 / 4 / 8 / 16 slices), so
+  // that splits pay only where the column blocks leave SMs idle. Deep splits add their serial
+  // tail (extra time).
   CostHints hints(const Problem& p, const Config& c) const override {
     CostHints h;
     h.efficiency = 0.25;
@@ -75,7 +76,7 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
     const int rows = transposed_form(c.form.text) ? c.block_n : c.block_m;
     const double share = rows / 64.0;
     const double block_us = 0.3 * std::min(c.split_k, kMaxClusterSplit);
-    h.latency_us = skinny_sm_time_us(p, c, dev_.info.limits.compute_units, 2.6 + 4.7 * share, 0.4 + 0.8 * share, block_us);
+    h.latency_us = skinny_sm_time_us(p, c, dev_.info.limits.compute_units, 1.7 + 8.3 * share, 0.5 + 0.4 * share, block_us);
     h.extra_us = skinny_split_tail_us(c, rows, skinny_mma::kCols);
     return h;
   }
