@@ -11,6 +11,7 @@
 
 #include "cuda_device.hpp"
 #include "families.hpp"
+#include "modelled_backend.hpp"
 
 namespace omnigemm::detail::test {
 
@@ -28,35 +29,19 @@ inline CUresult accept_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t
 }
 
 // A CUDA backend over a CudaDevice whose properties a test fills in (what CudaDevice::init reads)
-// and whose families it chooses: it plans and ranks, and runs nothing. The modelled devices of
-// test_cuda_model.cpp, test_cuda_blockscaled.cpp and test_cuda_sm100.cpp derive from it.
-class ModelledCudaBackend : public Backend {
+// and whose families it chooses (owned_, then adopt_families()): it plans and ranks, and runs
+// nothing. The modelled devices of test_cuda_model.cpp, test_cuda_blockscaled.cpp and
+// test_cuda_sm100.cpp derive from it.
+class ModelledCudaBackend : public ModelledBackend {
  public:
   og_backend kind() const override { return OG_BACKEND_CUDA; }
   const DeviceInfo& device() const override { return dev_.info; }
   uint32_t input_dtypes() const override { return input_dtypes_; }
-  uint32_t output_dtypes() const override { return 0x07; }
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
-  std::span<KernelFamily* const> families() const override { return families_; }
-  Status synchronize(void*) override { return unsupported(); }
-  Status allocate(size_t, og_memory&) override { return unsupported(); }
-  void release(const og_memory&) override {}
-  Status upload(const og_memory&, const void*, size_t) override { return unsupported(); }
-  Status download(void*, const og_memory&, size_t) override { return unsupported(); }
-  Status time_ms(const std::function<Status()>&, double&) override { return unsupported(); }
 
  protected:
-  // The families in `owned_`, in their order, become the backend's.
-  void adopt_families() {
-    for (auto& f : owned_) families_.push_back(f.get());
-  }
   CudaDevice dev_;
-  std::vector<std::unique_ptr<KernelFamily>> owned_;
   uint32_t input_dtypes_ = 0x1f;
-
- private:
-  static Status unsupported() { return error(StatusCode::unsupported, "a modelled device runs nothing"); }
-  std::vector<KernelFamily*> families_;
 };
 
 // The Hopper parts the model is checked on: the H100 SXM (the named tables' choices were measured
@@ -111,21 +96,10 @@ inline Problem strided_problem(int64_t m, int64_t n, int64_t k, int64_t batch, c
   Problem p;
   p.m = m, p.n = n, p.k = k, p.batch = batch;
   uintptr_t next = 0x100000;
-  auto operand = [&](int64_t rows, int64_t cols, bool col_major, int64_t ld) {
-    Operand o;
-    o.present = true, o.dtype = t, o.rows = rows, o.cols = cols;
-    o.stride_row = col_major ? 1 : ld;
-    o.stride_col = col_major ? ld : 1;
-    o.batch_stride = batch > 1 ? ld * (col_major ? cols : rows) : 0;
-    o.mem.kind = OG_MEMORY_CUDA;
-    o.mem.ptr = reinterpret_cast<void*>(next);
-    next += 0x10000000;
-    return o;
-  };
-  p.a = operand(m, k, layout[0] == 'c', lda);
-  p.b = operand(k, n, layout[1] == 'c', ldb);
+  p.a = modelled_operand(OG_MEMORY_CUDA, next, m, k, t, layout[0] == 'c', lda, batch);
+  p.b = modelled_operand(OG_MEMORY_CUDA, next, k, n, t, layout[1] == 'c', ldb, batch);
   if (b_shared) p.b.batch_stride = 0;
-  p.d = operand(m, n, false, ldd);
+  p.d = modelled_operand(OG_MEMORY_CUDA, next, m, n, t, false, ldd, batch);
   return p;
 }
 

@@ -21,27 +21,12 @@ using omnigemm::StatusCode;
 
 namespace {
 
-// A problem of device pointers at 256-byte aligned addresses: A (M x K) row-major, B (K x N)
-// row-major or column-major, D (M x N) row-major; `ld_pad` elements added to every leading dimension.
+// A problem of CUDA pointers at 256-byte aligned addresses: A (M x K) row-major, B (K x N)
+// row-major or column-major, D (M x N) row-major; `ld_pad` elements added to every leading
+// dimension; B of A's dtype unless in_b names one.
 Problem problem(int64_t m, int64_t n, int64_t k, og_dtype in, og_dtype out, bool b_col_major = false, int64_t ld_pad = 0,
                 int in_b = -1) {
-  Problem p;
-  p.m = m, p.n = n, p.k = k;
-  uintptr_t next = 0x100000;
-  auto operand = [&](int64_t rows, int64_t cols, og_dtype t, bool col_major) {
-    Operand o;
-    o.present = true, o.dtype = t, o.rows = rows, o.cols = cols;
-    o.stride_row = col_major ? 1 : cols + ld_pad;
-    o.stride_col = col_major ? rows + ld_pad : 1;
-    o.mem.kind = OG_MEMORY_CUDA;
-    o.mem.ptr = reinterpret_cast<void*>(next);
-    next += 0x10000000;
-    return o;
-  };
-  p.a = operand(m, k, in, false);
-  p.b = operand(k, n, in_b < 0 ? in : og_dtype(in_b), b_col_major);
-  p.d = operand(m, n, out, false);
-  return p;
+  return padded_problem(OG_MEMORY_CUDA, m, n, k, in, in_b < 0 ? in : og_dtype(in_b), out, b_col_major, ld_pad);
 }
 
 std::string choice(const Backend& be, const Problem& p) {

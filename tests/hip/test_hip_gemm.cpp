@@ -11,6 +11,7 @@
 #include "families.hpp"
 #include "gfx90a/plan.hpp"
 #include "hip_cases.hpp"
+#include "modelled_backend.hpp"
 #include "tuner.hpp"
 #include "validate.hpp"
 
@@ -42,57 +43,30 @@ std::function<Status(const Gemm&)> on(Context& ctx) {
 
 // A backend over a HipDevice filled with what HipDevice::init reads on an MI250X GCD (no runtime:
 // its family plans and ranks but launches nothing).
-class ModelledMi250x final : public detail::Backend {
+class ModelledMi250x final : public detail::test::ModelledBackend {
  public:
   ModelledMi250x() {
     dev_.info.name = "modelled AMD Instinct MI250X (one GCD)";
     dev_.info.driver = "model, gfx90a";
     dev_.arch = "gfx90a";
     dev_.info.limits = mi200_limits();
-    owned_ = detail::make_gfx90a_mfma_family(dev_);
-    families_.push_back(owned_.get());
+    owned_.push_back(detail::make_gfx90a_mfma_family(dev_));
+    adopt_families();
   }
   og_backend kind() const override { return OG_BACKEND_HIP; }
   const detail::DeviceInfo& device() const override { return dev_.info; }
   uint32_t input_dtypes() const override { return 0x1e; }
-  uint32_t output_dtypes() const override { return 0x07; }
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_HIP; }
-  std::span<detail::KernelFamily* const> families() const override { return families_; }
-  Status synchronize(void*) override { return unsupported(); }
-  Status allocate(size_t, og_memory&) override { return unsupported(); }
-  void release(const og_memory&) override {}
-  Status upload(const og_memory&, const void*, size_t) override { return unsupported(); }
-  Status download(void*, const og_memory&, size_t) override { return unsupported(); }
-  Status time_ms(const std::function<Status()>&, double&) override { return unsupported(); }
 
  private:
-  static Status unsupported() { return detail::error(StatusCode::unsupported, "a modelled device runs nothing"); }
   detail::HipDevice dev_;
-  std::unique_ptr<detail::KernelFamily> owned_;
-  std::vector<detail::KernelFamily*> families_;
 };
 
 // A problem of HIP pointers at 256-byte aligned addresses: A (M x K) and D (M x N) row-major,
 // B (K x N) row-major or column-major, `ld_pad` elements added to every leading dimension.
 detail::Problem problem(int64_t m, int64_t n, int64_t k, og_dtype a, og_dtype b, og_dtype out, bool b_col_major = false,
                         int64_t ld_pad = 0) {
-  detail::Problem p;
-  p.m = m, p.n = n, p.k = k;
-  uintptr_t next = 0x100000;
-  auto operand = [&](int64_t rows, int64_t cols, og_dtype t, bool col_major) {
-    detail::Operand o;
-    o.present = true, o.dtype = t, o.rows = rows, o.cols = cols;
-    o.stride_row = col_major ? 1 : cols + ld_pad;
-    o.stride_col = col_major ? rows + ld_pad : 1;
-    o.mem.kind = OG_MEMORY_HIP;
-    o.mem.ptr = reinterpret_cast<void*>(next);
-    next += 0x10000000;
-    return o;
-  };
-  p.a = operand(m, k, a, false);
-  p.b = operand(k, n, b, b_col_major);
-  p.d = operand(m, n, out, false);
-  return p;
+  return detail::test::padded_problem(OG_MEMORY_HIP, m, n, k, a, b, out, b_col_major, ld_pad);
 }
 
 }  // namespace
