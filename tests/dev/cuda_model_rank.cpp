@@ -8,11 +8,20 @@
 //   PROBLEM: MxNxK[xBATCH][:AB[:LDA:LDB:LDD]]  AB: A's and B's layouts, r or c (D row-major);
 //            leading dimensions in elements (0 or absent: packed), batches one after another
 //            (the random sweep's results.csv has every field: M N K batch b_layout lda ldb ldd)
+//   omnigemm_cuda_model_rank [--device h100|h200] --results FILE [--run RUN]
 //
 // Prints per problem the configs fastest first with the predicted time in us and, with --terms,
-// the cost model's terms.
+// the cost model's terms. With --results: for every OmniGEMM row of a random sweep's results.csv
+// (bench/results/<device>/results.csv, the rows of run RUN; or an omnigemm-bench --out folder's),
+// the measured time, the model's time for the config that ran, and the model's own choice where
+// it differs; then per family the median of measured / predicted (how a family's calibration
+// drifts). Batches are approximated as packed one after another (the bench's strides may differ).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,8 +55,81 @@ bool parse(const std::string& text, Spec& s) {
 int usage() {
   std::fprintf(stderr,
                "usage: omnigemm_cuda_model_rank [--device h100|h200] [--top N] [--terms] [--in f16|bf16|fp8|f32] "
-               "MxNxK[xBATCH][:AB[:LDA:LDB:LDD]]...\n");
+               "MxNxK[xBATCH][:AB[:LDA:LDB:LDD]]...\n"
+               "       omnigemm_cuda_model_rank [--device h100|h200] --results FILE [--run RUN]\n");
   return 2;
+}
+
+bool dtype_named(const std::string& t, og_dtype& out) {
+  if (t == "f16") out = OG_DTYPE_F16;
+  else if (t == "bf16") out = OG_DTYPE_BF16;
+  else if (t == "fp8_e4m3" || t == "fp8") out = OG_DTYPE_FP8_E4M3;
+  else if (t == "fp8_e5m2") out = OG_DTYPE_FP8_E5M2;
+  else if (t == "f32") out = OG_DTYPE_F32;
+  else return false;
+  return true;
+}
+
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream in(line);
+  for (std::string f; std::getline(in, f, ',');) out.push_back(f);
+  return out;
+}
+
+// The results mode: measured against predicted, row by row, then per family.
+int compare_results(const Backend& be, const std::string& file, const std::string& run) {
+  std::ifstream in(file);
+  std::string line;
+  if (!in || !std::getline(in, line)) {
+    std::fprintf(stderr, "cannot read %s\n", file.c_str());
+    return 2;
+  }
+  std::map<std::string, size_t> col;
+  const std::vector<std::string> header = csv_fields(line);
+  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+  for (const char* need : {"impl", "dtype_in", "dtype_out", "b_layout", "M", "N", "K", "ms_median", "config", "lda", "ldb", "ldd", "batch"})
+    if (!col.count(need)) {
+      std::fprintf(stderr, "%s has no column %s (not a random sweep's results.csv)\n", file.c_str(), need);
+      return 2;
+    }
+  std::map<std::string, std::vector<double>> ratios;  // family -> measured / predicted
+  int rows = 0, same = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = csv_fields(line);
+    if (f.size() < header.size() || f[col["impl"]] != "omnigemm" || f[col["config"]].empty()) continue;
+    if (col.count("run") && !run.empty() && f[col["run"]] != run) continue;
+    og_dtype tin, tout;
+    if (!dtype_named(f[col["dtype_in"]], tin) || !dtype_named(f[col["dtype_out"]], tout)) continue;
+    const std::string ab = f[col["b_layout"]];
+    Problem p = test::strided_problem(std::atoll(f[col["M"]].c_str()), std::atoll(f[col["N"]].c_str()),
+                                      std::atoll(f[col["K"]].c_str()), std::max(1LL, std::atoll(f[col["batch"]].c_str())),
+                                      ab.c_str(), std::atoll(f[col["lda"]].c_str()), std::atoll(f[col["ldb"]].c_str()),
+                                      std::atoll(f[col["ldd"]].c_str()), tin);
+    p.d.dtype = tout;
+    const auto ranked = rank_candidates(be, p);
+    const std::string ran = f[col["config"]];
+    const double measured = std::atof(f[col["ms_median"]].c_str()) * 1000;
+    double predicted = 0;
+    for (const Candidate& c : ranked)
+      if (c.config.to_string() == ran) predicted = c.cost.ms * 1000;
+    const std::string pick = ranked.empty() ? "none" : ranked.front().config.to_string();
+    ++rows;
+    same += pick == ran;
+    std::printf("%sx%sx%s b%s %s ld %s/%s/%s %-5s  ran %-46s %8.1f us  predicted %8.1f", f[col["M"]].c_str(), f[col["N"]].c_str(),
+                f[col["K"]].c_str(), f[col["batch"]].c_str(), ab.c_str(), f[col["lda"]].c_str(), f[col["ldb"]].c_str(),
+                f[col["ldd"]].c_str(), f[col["dtype_in"]].c_str(), ran.c_str(), measured, predicted);
+    if (pick != ran) std::printf("  model's choice %s", pick.c_str());
+    std::printf("\n");
+    if (predicted > 0 && measured > 0) ratios[ran.substr(0, ran.find(':'))].push_back(measured / predicted);
+  }
+  std::printf("%d rows, %d of them the model's own choice on this part\n", rows, same);
+  for (auto& [family, r] : ratios) {
+    std::sort(r.begin(), r.end());
+    std::printf("  %-14s %4zu rows  measured / predicted: median %.2f, 10th %.2f, 90th %.2f\n", family.c_str(), r.size(),
+                r[r.size() / 2], r[r.size() / 10], r[r.size() * 9 / 10]);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -57,6 +139,7 @@ int main(int argc, char** argv) {
   int top = 5;
   bool terms = false;
   og_dtype in = OG_DTYPE_F16;
+  std::string results, run;
   std::vector<Spec> specs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -69,21 +152,21 @@ int main(int argc, char** argv) {
       top = std::atoi(argv[++i]);
     } else if (a == "--terms") {
       terms = true;
+    } else if (a == "--results" && has_value) {
+      results = argv[++i];
+    } else if (a == "--run" && has_value) {
+      run = argv[++i];
     } else if (a == "--in" && has_value) {
-      const std::string t = argv[++i];
-      if (t == "f16") in = OG_DTYPE_F16;
-      else if (t == "bf16") in = OG_DTYPE_BF16;
-      else if (t == "fp8") in = OG_DTYPE_FP8_E4M3;
-      else if (t == "f32") in = OG_DTYPE_F32;
-      else return usage();
+      if (!dtype_named(argv[++i], in) || in == OG_DTYPE_FP8_E5M2) return usage();
     } else if (Spec s; parse(a, s)) {
       specs.push_back(s);
     } else {
       return usage();
     }
   }
-  if (specs.empty()) return usage();
   test::ModelledHopper be(false, part);
+  if (!results.empty()) return specs.empty() ? compare_results(be, results, run) : usage();
+  if (specs.empty()) return usage();
   std::printf("device: %s\n", be.device().name.c_str());
   for (const Spec& s : specs) {
     // Outputs as the bench's rule: f32 stays f32, fp8 gives f16, 16-bit keeps its type.
