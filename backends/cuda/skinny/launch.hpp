@@ -125,6 +125,17 @@ inline Status plan_skinny(const CudaDevice& dev, const Problem& p, bool transpos
   return {};
 }
 
+// A skinny config's launch as its floors count it: column blocks x split-K slices x batches, and
+// the K chunks (block_k) of a slice.
+struct SkinnyGrid {
+  double blocks, chunks_per_slice;
+};
+inline SkinnyGrid skinny_grid(const Problem& p, const Config& c) {
+  const bool transposed = transposed_form(c.form.text);
+  const int64_t cols = transposed ? p.m : p.n, per_block = transposed ? c.block_m : c.block_n;
+  const double chunks = double(std::max<int64_t>(1, (p.k + c.block_k - 1) / c.block_k));
+  return {double((cols + per_block - 1) / per_block) * c.split_k * double(p.batch), std::ceil(chunks / c.split_k)};
+}
 // The least time of a skinny launch where latency bounds it (CostHints::latency_us): a fixed
 // price per launch, then each slice's K chunks one after another at `chunk_us` each, once per
 // round of resident blocks (`resident` per SM). The chunks of a slice wait on their loads in
@@ -132,14 +143,9 @@ inline Status plan_skinny(const CudaDevice& dev, const Problem& p, bool transpos
 // this floor, several times their throughput terms.
 inline double skinny_latency_us(const Problem& p, const Config& c, int compute_units, int resident, double fixed_us,
                                 double chunk_us) {
-  const bool transposed = transposed_form(c.form.text);
-  const int64_t cols = transposed ? p.m : p.n, per_block = transposed ? c.block_m : c.block_n;
-  const double col_blocks = double((cols + per_block - 1) / per_block);
-  const double chunks = double(std::max<int64_t>(1, (p.k + c.block_k - 1) / c.block_k));
-  const double per_slice = std::ceil(chunks / c.split_k);
-  const double blocks = col_blocks * c.split_k * double(p.batch);
-  const double rounds = std::ceil(blocks / (double(std::max(compute_units, 1)) * resident));
-  return fixed_us + chunk_us * per_slice * rounds;
+  const SkinnyGrid g = skinny_grid(p, c);
+  const double rounds = std::ceil(g.blocks / (double(std::max(compute_units, 1)) * resident));
+  return fixed_us + chunk_us * g.chunks_per_slice * rounds;
 }
 // The least time of a launch whose SMs issue its loads and fragment reads one block's K chunk
 // after another (CostHints::latency_us): the blocks run in waves of one per SM (an SM's resident
@@ -148,12 +154,9 @@ inline double skinny_latency_us(const Problem& p, const Config& c, int compute_u
 // slices' sums) that a lone block hides; all after the fixed price per launch.
 inline double skinny_sm_time_us(const Problem& p, const Config& c, int compute_units, double fixed_us, double chunk_us,
                                 double block_us) {
-  const bool transposed = transposed_form(c.form.text);
-  const int64_t cols = transposed ? p.m : p.n, per_block = transposed ? c.block_m : c.block_n;
-  const double blocks = double((cols + per_block - 1) / per_block) * double(p.batch) * c.split_k;
-  const double chunks = double(std::max<int64_t>(1, (p.k + c.block_k - 1) / c.block_k));
-  const double waves = std::ceil(blocks / double(std::max(compute_units, 1)));
-  return fixed_us + waves * std::ceil(chunks / c.split_k) * chunk_us + (c.split_k > 1 ? (waves - 1) * block_us : 0.0);
+  const SkinnyGrid g = skinny_grid(p, c);
+  const double waves = std::ceil(g.blocks / double(std::max(compute_units, 1)));
+  return fixed_us + waves * g.chunks_per_slice * chunk_us + (c.split_k > 1 ? (waves - 1) * block_us : 0.0);
 }
 // A split deeper than a cluster ends with one block per tile adding every slice's partial sums
 // from the workspace in slice order: per slice at least one L2 round trip (the sums go two
