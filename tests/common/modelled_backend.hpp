@@ -1,7 +1,7 @@
 // A backend over a modelled device: its families plan and rank problems the way the real
 // backend's do, and nothing runs (every device operation answers `unsupported`). The modelled
 // CUDA parts (tests/cuda/cuda_model_device.hpp) and the modelled MI250X (tests/hip) derive from
-// it, naming their device, memory kind and families. Problems for them name device addresses
+// it, naming their device's properties, memory kind and families. Problems for them name device addresses
 // that nothing backs.
 #pragma once
 #include <cstdint>
@@ -14,8 +14,12 @@
 
 namespace omnigemm::detail::test {
 
+// Device: the backend's device record (CudaDevice, HipDevice), filled in by the derived class as
+// its init would fill it; declared before the families, which refer to it, so that they go first.
+template <class Device>
 class ModelledBackend : public Backend {
  public:
+  const DeviceInfo& device() const override { return dev_.info; }
   uint32_t output_dtypes() const override { return 0x07; }
   std::span<KernelFamily* const> families() const override { return families_; }
   Status synchronize(void*) override { return unsupported(); }
@@ -30,6 +34,7 @@ class ModelledBackend : public Backend {
   void adopt_families() {
     for (auto& f : owned_) families_.push_back(f.get());
   }
+  Device dev_;
   std::vector<std::unique_ptr<KernelFamily>> owned_;
 
  private:

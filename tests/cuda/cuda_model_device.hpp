@@ -32,15 +32,13 @@ inline CUresult accept_tensor_maps(CUtensorMap*, CUtensorMapDataType, cuuint32_t
 // and whose families it chooses (owned_, then adopt_families()): it plans and ranks, and runs
 // nothing. The modelled devices of test_cuda_model.cpp, test_cuda_blockscaled.cpp and
 // test_cuda_sm100.cpp derive from it.
-class ModelledCudaBackend : public ModelledBackend {
+class ModelledCudaBackend : public ModelledBackend<CudaDevice> {
  public:
   og_backend kind() const override { return OG_BACKEND_CUDA; }
-  const DeviceInfo& device() const override { return dev_.info; }
   uint32_t input_dtypes() const override { return input_dtypes_; }
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_CUDA; }
 
  protected:
-  CudaDevice dev_;
   uint32_t input_dtypes_ = 0x1f;
 };
 

@@ -60,13 +60,15 @@ int usage() {
   return 2;
 }
 
+// A plain dtype by its og_dtype_name (the bench's column text), or "fp8" for e4m3.
 bool dtype_named(const std::string& t, og_dtype& out) {
-  if (t == "f16") out = OG_DTYPE_F16;
-  else if (t == "bf16") out = OG_DTYPE_BF16;
-  else if (t == "fp8_e4m3" || t == "fp8") out = OG_DTYPE_FP8_E4M3;
-  else if (t == "fp8_e5m2") out = OG_DTYPE_FP8_E5M2;
-  else if (t == "f32") out = OG_DTYPE_F32;
-  else return false;
+  for (int d = OG_DTYPE_F32; d <= OG_DTYPE_FP8_E5M2; ++d)
+    if (t == og_dtype_name(og_dtype(d))) {
+      out = og_dtype(d);
+      return true;
+    }
+  if (t != "fp8") return false;
+  out = OG_DTYPE_FP8_E4M3;
   return true;
 }
 

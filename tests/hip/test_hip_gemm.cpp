@@ -43,7 +43,7 @@ std::function<Status(const Gemm&)> on(Context& ctx) {
 
 // A backend over a HipDevice filled with what HipDevice::init reads on an MI250X GCD (no runtime:
 // its family plans and ranks but launches nothing).
-class ModelledMi250x final : public detail::test::ModelledBackend {
+class ModelledMi250x final : public detail::test::ModelledBackend<detail::HipDevice> {
  public:
   ModelledMi250x() {
     dev_.info.name = "modelled AMD Instinct MI250X (one GCD)";
@@ -54,12 +54,8 @@ class ModelledMi250x final : public detail::test::ModelledBackend {
     adopt_families();
   }
   og_backend kind() const override { return OG_BACKEND_HIP; }
-  const detail::DeviceInfo& device() const override { return dev_.info; }
   uint32_t input_dtypes() const override { return 0x1e; }
   uint32_t memory_kinds() const override { return 1u << OG_MEMORY_HIP; }
-
- private:
-  detail::HipDevice dev_;
 };
 
 // A problem of HIP pointers at 256-byte aligned addresses: A (M x K) and D (M x N) row-major,
