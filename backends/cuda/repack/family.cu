@@ -26,14 +26,11 @@ constexpr long long kMaxCopyBytes = 1ll << 30;  // copies above 1 GiB are refuse
 // costs (its start and the dependency gap before the GEMM), fitted on the H200's random sweeps
 // (bench/results/h200): the tiny problems this family ran took a median 3.6 us more than priced
 // with a 4 us launch, those of skinny_mma (its rival there) 1.4 us more than theirs, so a launch
-// costs about 2 us more; the copy-bound ones (a few rows against a long K: 5475 x 58 x 10231 155
-// us, 46 x 13911 x 5014 183 us) took about half the copy's priced time again at 0.6.
+// costs about 2 us more (the tiny problem's 10 us: this launch and the Hopper kernel's floor,
+// 4.5 us); the copy-bound ones (a few rows against a long K: 5475 x 58 x 10231 155 us, 46 x 13911
+// x 5014 183 us) took about half the copy's priced time again at 0.6.
 constexpr double kCopyBandwidthShare = 0.45;
-constexpr double kCopyLaunchUs = 6.0;
-// The least time of the Hopper kernel's launch on the copies: the bench's time of tiny aligned
-// problems on sm90_wgmma (H200, random seed 202: 4.2-4.5 us), the latency floor the families
-// it competes with (sm80_mma's gathering loader, simt) are priced with as well.
-constexpr double kInnerLatencyUs = 4.0;
+constexpr double kCopyLaunchUs = 5.5;
 
 // The sm90 kernel loads an operand as it is when it has a unit stride, 16-byte aligned base,
 // outer stride and batch stride, and (fp8, tf32) is K-major; `k_major` says which unit stride is K's.
@@ -93,13 +90,12 @@ class Sm90RepackFamily final : public KernelFamily {
   CostHints hints(const Problem& p, const Config& c) const override {
     RepackPlan pl;
     if (!plan(p, c, pl)) return {};
-    CostHints h = inner_.hints(pl.inner, pl.inner_config);
+    CostHints h = inner_.hints(pl.inner, pl.inner_config);  // its launch floor included
     // The inner efficiency is a share of the peak for the copies' types (TF32 for f16 x bf16);
     // the cost model applies it to the peak for p's own inputs.
     h.efficiency *= peak_tflops(dev_.info.limits, pl.inner) / peak_tflops(dev_.info.limits, p);
     h.extra_bytes += pl.traffic / kCopyBandwidthShare;
     h.extra_us += kCopyLaunchUs * repack::launches(pl.copy);
-    h.latency_us = std::max(h.latency_us, kInnerLatencyUs);
     return h;
   }
 

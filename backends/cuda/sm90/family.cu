@@ -35,6 +35,9 @@ constexpr Config kSm90Configs[] = {
 
 constexpr int kMaxSplitK = 16;
 constexpr long long kMaxPartialFloats = 1ll << 28;  // 1 GiB of split-K partials
+// The least time of one launch of the kernel, whatever the problem: the tiny problems of the H200's
+// random sweeps (bench/results/h200, runs r16-r23) took 4.5 us and more (median 6.1).
+constexpr double kLaunchFloorUs = 4.5;
 
 struct Sm90Launch {
   sm90::Launch l;
@@ -241,6 +244,8 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   const double slice_steps = std::ceil(std::ceil(double(p.k) / c.block_k) / std::max(1, c.split_k));
   const double tiles = std::ceil(double(p.m) / 128) * std::ceil(double(p.n) / 128) * double(p.batch);
   if (slice_steps >= 32 && tiles < dev_.programs() / 8.0) h.latency_us = 4.0 + 0.3 * slice_steps;
+  // Every launch takes at least kLaunchFloorUs (the bench's least time of a tiny problem).
+  h.latency_us = std::max(h.latency_us, kLaunchFloorUs);
   const bool swap = c.form == "swap";
   // A fused epilogue (activation, bias or C) or an f32 D on a kernel without the register
   // epilogue (kernel_key.hpp) leaves through shared memory and the general per-element code (or
