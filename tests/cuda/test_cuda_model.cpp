@@ -655,9 +655,10 @@ TEST_CASE("cuda model: latency floors of the skinny families and of few-tile Hop
     CHECK(choice(gpu, strided_problem(13, 1, 13242, 1, "cr", 13, 8, 16, OG_DTYPE_F16)).rfind("skinny_mma:16x64x64-", 0) == 0);
     CHECK(choice(gpu, strided_problem(1, 186, 2443, 1, "rr", 2448, 188, 200, OG_DTYPE_BF16)).rfind("skinny_mma:16x64x64-", 0) ==
           0);
-    // Fifteen batches of one row and two columns against K = 8015: the copies and 16x128 Hopper
-    // tiles in four slices took 32.7 us, skinny_mma 15.5.
-    CHECK(choice(gpu, strided_problem(1, 2, 8015, 15, "rc", 8015, 8019, 8, OG_DTYPE_BF16)).rfind("skinny_mma:", 0) == 0);
+    // Fifteen batches of one row and two columns against K = 8015 (B's columns at odd offsets):
+    // the copies and 16x128 Hopper tiles in four slices took 32.7 us, skinny_mma 15.5, skinny's
+    // one-row dot form, S staged at the columns' shift, 10.6.
+    CHECK(choice(gpu, strided_problem(1, 2, 8015, 15, "rc", 8015, 8019, 8, OG_DTYPE_BF16)).rfind("skinny:1x32x256-", 0) == 0);
     // Few rows against a long K, unaligned: the copies of the large operand cost more than
     // skinny_mma's streaming in place (4 x 2187 x 6826: 42.6 us against 23.3; 31 x 6612 x 2454:
     // 67.4 against 32.3; 5475 x 58 x 10231: 155.8 against 107.8).

@@ -134,7 +134,7 @@ TEST_CASE("cuda: unaligned skinny problems choose a family that reads them in pl
   }
 }
 
-TEST_CASE("cuda: skinny dot forms load four K at a time from an aligned large operand") {
+TEST_CASE("cuda: skinny dot forms load four K at a time, the large operand aligned or not") {
   auto ctx = sm90_context("skinny four-element K loads");
   if (!ctx) return;
   int ran = 0;
@@ -158,25 +158,38 @@ TEST_CASE("cuda: skinny dot forms load four K at a time from an aligned large op
   }
   CHECK(ran >= 2 * 5 * 2);
 
-  // The explain note says which loader runs: four elements per load on an aligned B, element by
-  // element once B's base is 4 bytes off.
-  const int64_t m = 3, n = 500, k = 1001;
-  HostMatrix A(m, k, Dtype::f32), B(n, k, Dtype::f32, Layout::row_major, 3), D(m, n, Dtype::f32);
-  B.transposed = true;  // K x N, contiguous along K, ld 1004
-  A.randomize();
-  B.randomize();
-  const Reference ref = reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1);
-  for (uint64_t offset : {0, 4}) {
-    CAPTURE(offset);
-    DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B, offset), dd(ctx->c_handle(), D);
-    Gemm g = device_gemm(A, da, B, db, D, dd);
-    g.config = "skinny:4x32x256-g1-s1-w8-k4-dot";
-    auto ex = ctx->explain(g);
-    REQUIRE_MESSAGE(ex.ok(), ex.status().message);
-    CHECK_MESSAGE((ex->report().find("four elements per load") != std::string::npos) == (offset == 0), ex->report());
-    const HostMatrix before = run_poisoned(*ctx, g, D, dd);
-    const ErrorReport r = compare(D, ref, &before);
-    CHECK(r.non_finite == 0);
-    CHECK(r.rel_error <= tolerance(Dtype::f32, k, Dtype::f32, Dtype::f32));
+  // The explain note says which loader runs: four elements per load where B's columns start on
+  // four-element boundaries; off them (a base 1-3 elements on, or an odd leading dimension) 16-bit
+  // B of one or two rows still loads four at a time, S staged at the columns' shift, and f32 B
+  // (or more rows) element by element.
+  const int64_t n = 500, k = 1001;
+  for (auto [m, config] : {std::pair{int64_t(2), "skinny:2x32x256-g1-s1-w8-k4-dot"}, std::pair{int64_t(3), "skinny:4x32x256-g1-s1-w8-k4-dot"}}) {
+    for (Dtype large : {Dtype::f32, Dtype::bf16}) {
+      for (int64_t pad : {3, 2}) {  // ld 1004 (whole groups of four) or 1003
+        HostMatrix A(m, k, Dtype::f32), B(n, k, large, Layout::row_major, pad), D(m, n, Dtype::f32);
+        B.transposed = true;  // K x N, contiguous along K
+        A.randomize();
+        B.randomize();
+        const Reference ref = reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, 1);
+        for (uint64_t elements : {0, 1, 2, 3}) {
+          CAPTURE(config);
+          CAPTURE(std::string(name(large)));
+          CAPTURE(pad);
+          CAPTURE(elements);
+          DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B, elements * dtype_size(large)), dd(ctx->c_handle(), D);
+          Gemm g = device_gemm(A, da, B, db, D, dd);
+          g.config = config;
+          auto ex = ctx->explain(g);
+          REQUIRE_MESSAGE(ex.ok(), ex.status().message);
+          const bool aligned = elements == 0 && pad == 3, shifts = large != Dtype::f32 && m <= 2;
+          CHECK_MESSAGE((ex->report().find("four elements per load") != std::string::npos) == (aligned || shifts), ex->report());
+          CHECK_MESSAGE((ex->report().find("staged at each column's shift") != std::string::npos) == (!aligned && shifts), ex->report());
+          const HostMatrix before = run_poisoned(*ctx, g, D, dd);
+          const ErrorReport r = compare(D, ref, &before);
+          CHECK(r.non_finite == 0);
+          CHECK(r.rel_error <= tolerance(Dtype::f32, k, Dtype::f32, large));
+        }
+      }
+    }
   }
 }

@@ -74,25 +74,34 @@ Kernel kernel_for(int rows, int lt, bool lanes_k, bool vec) {
   }
 }
 
-// The lanes_k loader's four-element loads: L (the large operand as oriented) f16, bf16 or f32,
-// contiguous along K, its base, column stride and batch stride on whole groups of four
-// elements (8 or 16 bytes, aligned).
-bool vector_k_loads(const Problem& p, bool transposed) {
-  const Operand& l = skinny_large(p, transposed);
-  if (l.dtype != OG_DTYPE_F16 && l.dtype != OG_DTYPE_BF16 && l.dtype != OG_DTYPE_F32) return false;
-  const uintptr_t base = reinterpret_cast<uintptr_t>(l.mem.ptr) + uintptr_t(l.mem.offset);
-  const int64_t unit = transposed ? l.stride_col : l.stride_row, cols = transposed ? l.stride_row : l.stride_col;
-  return unit == 1 && cols % 4 == 0 && base % (4 * dtype_bytes(l.dtype)) == 0 && (p.batch == 1 || l.batch_stride % 4 == 0);
-}
-
 int load_type(og_dtype large) {
   return large == OG_DTYPE_F16 ? cuda::skinny::kF16 : large == OG_DTYPE_BF16 ? cuda::skinny::kBf16
        : large == OG_DTYPE_F32 ? cuda::skinny::kF32 : cuda::skinny::kAny;
 }
 
-// Whether a lanes_k row of `rows` runs the four-element loader on p.
+// The lanes_k loader's four-element loads: L (the large operand as oriented) f16, bf16 or f32,
+// contiguous along K, its base on a whole element. `shifted`: some column starts off a group of
+// four elements (the base, column stride or batch stride), so the kernel stages S at every shift
+// (cuda::skinny::lanes_k_shifts); elsewhere L must be aligned.
+bool vector_k_loads(const Problem& p, bool transposed, int rows, bool& shifted) {
+  const Operand& l = skinny_large(p, transposed);
+  if (l.dtype != OG_DTYPE_F16 && l.dtype != OG_DTYPE_BF16 && l.dtype != OG_DTYPE_F32) return false;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(l.mem.ptr) + uintptr_t(l.mem.offset);
+  const int64_t unit = transposed ? l.stride_col : l.stride_row, cols = transposed ? l.stride_row : l.stride_col;
+  const int eb = dtype_bytes(l.dtype);
+  if (unit != 1 || base % eb != 0) return false;
+  shifted = cols % 4 != 0 || base % (4 * eb) != 0 || (p.batch > 1 && l.batch_stride % 4 != 0);
+  return !shifted || cuda::skinny::lanes_k_shifts(rows, load_type(l.dtype));
+}
+
+// Whether a lanes_k row of `rows` runs the four-element loader on p (and whether shifted).
+bool runs_vector_k(const Problem& p, bool transposed, int rows, bool& shifted) {
+  shifted = false;
+  return has_vector_k_loads(rows, load_type(skinny_large(p, transposed).dtype)) && vector_k_loads(p, transposed, rows, shifted);
+}
 bool runs_vector_k(const Problem& p, bool transposed, int rows) {
-  return has_vector_k_loads(rows, load_type(skinny_large(p, transposed).dtype)) && vector_k_loads(p, transposed);
+  bool shifted;
+  return runs_vector_k(p, transposed, rows, shifted);
 }
 
 class SkinnyFamily final : public SkinnyFamilyBase {
@@ -130,11 +139,14 @@ class SkinnyFamily final : public SkinnyFamilyBase {
     // per K chunk of a slice 1.8 us (axpy, 64 K; 2.5 at 16 rows), 1.5 us (dot with four-element
     // loads, 256 K) or 5.2 us (dot element by element: three dependent loads per chunk). f32 and
     // fp8 keep the throughput terms their choices against sgemm and sm90_repack were set on.
+    // With S staged at the columns' shifts (L off four-element boundaries) 0.5 us more per
+    // launch (H200: one- and two-row problems of seeds 808-5757 against skinny_mma, same process).
     if (sixteen_bit) {
-      const bool vec = lanes_k && runs_vector_k(p, t, rows);
+      bool shifted = false;
+      const bool vec = lanes_k && runs_vector_k(p, t, rows, shifted);
       const double chunk_us = !lanes_k ? 1.8 + 0.045 * rows : vec ? 1.5 : 5.2;
       const int resident = lanes_k ? cuda::skinny::lanes_k_min_blocks(rows, vec) : 2;
-      h.latency_us = skinny_latency_us(p, c, lim.compute_units, resident, 3.0, chunk_us);
+      h.latency_us = skinny_latency_us(p, c, lim.compute_units, resident, vec && shifted ? 3.5 : 3.0, chunk_us);
       h.extra_us = skinny_split_tail_us(c, rows, lanes_k ? cuda::skinny::kColsK : cuda::skinny::kColsN);
     }
     return h;
@@ -160,13 +172,19 @@ class SkinnyFamily final : public SkinnyFamilyBase {
     if (!lanes_k && unit_k && !unit_cols) return unsupported("the large operand is contiguous along K: the dot forms load it");
     const int cols_per_block = lanes_k ? cuda::skinny::kColsK : cuda::skinny::kColsN;
     if (Status s = plan_skinny(dev_, p, t, row->rows, cols_per_block, c.block_k, c.split_k, fill, out); !s || !fill) return s;
-    const bool vec = lanes_k && runs_vector_k(p, t, row->rows);
+    bool shifted = false;
+    const bool vec = lanes_k && runs_vector_k(p, t, row->rows, shifted);
+    out.args.l_shifted = vec && shifted;
     out.kernel = kernel_for(row->rows, load_type(out.args.l.dtype), lanes_k, vec);
-    out.shared_bytes = lanes_k ? (long long)sizeof(float) * row->rows * (cuda::skinny::kChunkK + cuda::skinny::kColsK)
+    // skinny_lanes_k's chunk of S, or its shifted copies (lanes_k_groups.h).
+    const long long s_floats = vec && cuda::skinny::lanes_k_shifts(row->rows, load_type(out.args.l.dtype))
+                                   ? skinny_groups::kCopies * skinny_groups::kCopyLen : cuda::skinny::kChunkK;
+    out.shared_bytes = lanes_k ? (long long)sizeof(float) * row->rows * (s_floats + cuda::skinny::kColsK)
                                : (long long)sizeof(float) * row->rows * cuda::skinny::kChunkN * (1 + cuda::skinny::kWarps);
-    out.note = !lanes_k ? "f32 FMA, lanes along the output's long side"
-               : vec    ? "f32 FMA, lanes along K, four elements per load"
-                        : "f32 FMA, lanes along K";
+    out.note = !lanes_k   ? "f32 FMA, lanes along the output's long side"
+               : shifted && vec ? "f32 FMA, lanes along K, four elements per load (aligned groups, S staged at each column's shift)"
+               : vec       ? "f32 FMA, lanes along K, four elements per load"
+                           : "f32 FMA, lanes along K";
     return {};
   }
 

@@ -4,8 +4,8 @@
 // with D' = D^T). Two loaders of L, by its unit stride:
 //   skinny_lanes_n: lanes along cols (L contiguous along cols, or any strides), warps split K;
 //   skinny_lanes_k: lanes along K (L contiguous along K), each warp four columns, reduced by
-//                   shuffles; VEC: each lane loads four consecutive K of a column at once (8 or
-//                   16 bytes: the host checks L's base, column and batch strides are aligned).
+//                   shuffles; VEC: each lane loads an aligned group of four consecutive K of a
+//                   column at once (8 or 16 bytes), S staged at the columns' shift (below).
 // S goes through shared memory in f32. Split-K slices of one column block are summed in slice
 // order, the same bits on every run: up to eight form a thread-block cluster and meet in
 // distributed shared memory (sm_90, no workspace); more (deep splits, for long K and few
@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "../epilogue.cuh"
+#include "lanes_k_groups.h"
 
 namespace omnigemm::detail::cuda {
 
@@ -26,12 +27,17 @@ constexpr int kColsN = 64;    // lanes_n: columns per block, two per lane
 constexpr int kChunkN = 64;   // lanes_n: K per shared-memory chunk of S, eight per warp
 constexpr int kColsK = 32;    // lanes_k: columns per block, four per warp
 constexpr int kChunkK = 256;  // lanes_k: K per chunk of S, eight per lane
+static_assert(kChunkK == skinny_groups::kChunk, "lanes_k_groups.h's chunk");
 // 256-thread blocks per SM the lanes_k kernels are compiled for: the four-element loader's 1-
 // and 2-row kernels fit four and three in the registers (64 and 85 per thread) without spilling
 // (4 rows at 85 spilled); the others two.
 constexpr int lanes_k_min_blocks(int rows, bool vec) { return !vec ? 2 : rows == 1 ? 4 : rows == 2 ? 3 : 2; }
 // How the large operand is loaded: as f16, bf16 or f32 (typed loads), or any dtype (load()).
 enum LoadType { kF16 = 0, kBf16 = 1, kF32 = 2, kAny = 3 };
+// Whether the four-element lanes_k loader takes L whose columns start off four-element
+// boundaries (S staged at each shift): 16-bit L, one or two rows (where it beat skinny_mma on the
+// H200; the copies' staging leaves no registers for f32 groups at four blocks per SM).
+constexpr bool lanes_k_shifts(int rows, int lt) { return rows <= 2 && (lt == kF16 || lt == kBf16); }
 }  // namespace skinny
 
 struct SkinnyArgs {
@@ -40,6 +46,9 @@ struct SkinnyArgs {
   OperandArgs s, l;    // oriented views: S (rows x K), L (K x cols)
   EpilogueArgs ep;     // D' and C' views, bias per row/column as oriented
   int batch_base;
+  // skinny_lanes_k's four-element loads: some column of L starts off a four-element boundary
+  // (its base, column or batch stride), so S is staged at every shift (the host decides).
+  int l_shifted;
   // Deep splits (no cluster): [batch][column block][slice][ROWS x COLS] partial sums, and one
   // counter per [batch][column block], zero between launches (the last slice resets it).
   float* partials;
@@ -75,6 +84,20 @@ __device__ __forceinline__ Raw4<LT> skinny_load4(const void* base, long long i, 
     return make_uint2((left > 0 ? h[0] : 0u) | (left > 1 ? unsigned(h[1]) << 16 : 0u), left > 2 ? h[2] : 0u);
   }
 }
+// The same where the group may start before the range: element i + e is read only where
+// lo <= e < hi (never addressed elsewhere, so a group may begin before a column's first element).
+template <int LT>
+__device__ __forceinline__ Raw4<LT> skinny_load4(const void* base, long long i, int lo, int hi) {
+  if (lo <= 0) return skinny_load4<LT>(base, i, hi);
+  auto in = [&](int e) { return e >= lo && e < hi; };
+  if constexpr (LT == skinny::kF32) {
+    const float* f = static_cast<const float*>(base) + i;
+    return make_float4(in(0) ? f[0] : 0.0f, in(1) ? f[1] : 0.0f, in(2) ? f[2] : 0.0f, in(3) ? f[3] : 0.0f);
+  } else {
+    const unsigned short* h = static_cast<const unsigned short*>(base) + i;
+    return make_uint2((in(0) ? h[0] : 0u) | (in(1) ? unsigned(h[1]) << 16 : 0u), (in(2) ? h[2] : 0u) | (in(3) ? unsigned(h[3]) << 16 : 0u));
+  }
+}
 
 template <int LT>
 __device__ __forceinline__ float4 skinny_float4(const Raw4<LT>& raw) {
@@ -95,8 +118,9 @@ __device__ __forceinline__ float4 skinny_float4(const Raw4<LT>& raw) {
 
 // A thread's share of one K chunk of ROWS rows of S from row `row0` on (ROWS x CHUNK; element e
 // at row e % ROWS, K e / ROWS where ROW_FASTEST, else row e / CHUNK, K e % CHUNK), zero outside
-// S or the slice: every load is issued before the first is used (one memory latency per chunk,
-// not one per element).
+// S or the slice (below ke, and from kb on where FLOOR: a chunk that starts before the slice):
+// every load is issued before the first is used (one memory latency per chunk, not one per
+// element).
 template <int ROWS, int CHUNK, int LT, bool ROW_FASTEST>
 struct SChunk {
   static constexpr int kPer = (CHUNK * ROWS + skinny::kThreads - 1) / skinny::kThreads;
@@ -106,7 +130,8 @@ struct SChunk {
     r = ROW_FASTEST ? e % ROWS : e / CHUNK;
     kk = ROW_FASTEST ? e / ROWS : e % CHUNK;
   }
-  __device__ __forceinline__ void load(const SkinnyArgs& p, long long sbase, int k0, int ke, int row0 = 0) {
+  template <bool FLOOR = false>
+  __device__ __forceinline__ void load(const SkinnyArgs& p, long long sbase, int k0, int ke, int row0 = 0, int kb = 0) {
     const char* sb = static_cast<const char*>(p.s.ptr);
     if (p.s.dtype == p.l.dtype) {  // the large operand's typed loads
 #pragma unroll
@@ -114,7 +139,7 @@ struct SChunk {
         int r, kk;
         at(j, r, kk);
         r += row0;
-        const bool in = r < p.rows && kk < CHUNK && k0 + kk < ke;
+        const bool in = r < p.rows && kk < CHUNK && (!FLOOR || k0 + kk >= kb) && k0 + kk < ke;
         v[j] = in ? skinny_load<LT>(sb, sbase + (long long)r * p.s.sr + (long long)(k0 + kk) * p.s.sc, p.s.dtype) : 0.0f;
       }
     } else {
@@ -123,7 +148,7 @@ struct SChunk {
         int r, kk;
         at(j, r, kk);
         r += row0;
-        const bool in = r < p.rows && kk < CHUNK && k0 + kk < ke;
+        const bool in = r < p.rows && kk < CHUNK && (!FLOOR || k0 + kk >= kb) && k0 + kk < ke;
         v[j] = in ? cuda::load(p.s.dtype, sb, sbase + (long long)r * p.s.sr + (long long)(k0 + kk) * p.s.sc) : 0.0f;
       }
     }
@@ -135,6 +160,23 @@ struct SChunk {
       int r, kk;
       at(j, r, kk);
       if (r < ROWS && kk < CHUNK) shared[ROW_FASTEST ? kk * ROWS + r : (row0 + r) * CHUNK + kk] = v[j];
+    }
+  }
+  // Loaded from K k0 - BEFORE on ([rows][K]), into BEFORE + 1 shifted copies (the first
+  // `copies` of them) laid out [copy][ALL_ROWS][LEN]: copy m's element j is S at K k0 + j - m.
+  template <int BEFORE, int ALL_ROWS, int LEN>
+  __device__ __forceinline__ void store_shifted(float* shared, int row0, int copies) const {
+    static_assert(!ROW_FASTEST && CHUNK == LEN + BEFORE, "a chunk of LEN with BEFORE elements before it");
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      int r, kk;
+      at(j, r, kk);
+      if (r >= ROWS || kk >= CHUNK) continue;
+#pragma unroll
+      for (int m = 0; m <= BEFORE; ++m) {
+        const int to = kk - BEFORE + m;
+        if (m < copies && to >= 0 && to < LEN) shared[(m * ALL_ROWS + row0 + r) * LEN + to] = v[j];
+      }
     }
   }
 };
@@ -296,7 +338,12 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs
 template <int ROWS, int LT, bool VEC>
 __global__ void __launch_bounds__(skinny::kThreads, skinny::lanes_k_min_blocks(ROWS, VEC)) skinny_lanes_k(SkinnyArgs p) {
   using namespace skinny;
-  __shared__ __align__(16) float s_sm[ROWS][kChunkK];
+  // VEC: a lane loads aligned groups of four K of a column, S staged at each column's shift
+  // (lanes_k_groups.h) where lanes_k_shifts; elsewhere the host keeps L aligned.
+  namespace sg = skinny_groups;
+  constexpr int kCopies = VEC && lanes_k_shifts(ROWS, LT) ? sg::kCopies : 1;
+  constexpr int kLen = kCopies > 1 ? sg::kCopyLen : kChunkK;
+  __shared__ __align__(16) float s_sm[kCopies][ROWS][kLen];
   __shared__ float part[ROWS][kColsK];
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
   const int slice = int(blockIdx.x) % p.split, c0 = (int(blockIdx.x) / p.split) * kColsK;
@@ -304,15 +351,22 @@ __global__ void __launch_bounds__(skinny::kThreads, skinny::lanes_k_min_blocks(R
   const int kb = slice * p.slice_k, ke = min(p.k, kb + p.slice_k);
   const void* lb = p.l.ptr;
   const long long lbase = batch * p.l.bs, sbase = batch * p.s.bs;
+  // Warp w takes four adjacent columns of the block; with shifted copies its columns w, w + 8,
+  // w + 16 and w + 24: eight column strides apart, their first elements lie equally far past a
+  // four-element boundary (the warp's shift).
   constexpr int kCols = kColsK / kWarps;
+  auto block_col = [&](int c) { return kCopies > 1 ? warp + kWarps * c : warp * kCols + c; };
   long long col_off[kCols];
   bool col_in[kCols];
 #pragma unroll
   for (int c = 0; c < kCols; ++c) {
-    const int gc = c0 + warp * kCols + c;
+    const int gc = c0 + block_col(c);
     col_in[c] = gc < p.cols;
     col_off[c] = lbase + (long long)gc * p.l.sc;
   }
+  constexpr int kElemBytes = LT == kF32 ? 4 : 2;
+  const int shift = kCopies > 1 && p.l_shifted ? sg::column_shift(reinterpret_cast<uintptr_t>(lb) / kElemBytes + col_off[0]) : 0;
+  const int copies = kCopies > 1 && p.l_shifted ? kCopies : 1;
 
   float acc[ROWS][kCols];
 #pragma unroll
@@ -320,19 +374,25 @@ __global__ void __launch_bounds__(skinny::kThreads, skinny::lanes_k_min_blocks(R
 #pragma unroll
     for (int c = 0; c < kCols; ++c) acc[r][c] = 0.0f;
 
-  // VEC: lane l takes K 4l..4l+3 of each 128-K step (L's unit stride is along K, sr == 1);
-  // below 16 rows both steps of a chunk are loaded at once, and before S is staged (they do
-  // not depend on it, so the chunk waits on memory for both together); at 16 rows the
-  // registers allow neither (ptxas spilled).
+  // VEC: lane l takes the group of K 4l - shift..4l - shift + 3 of each 128-K step (L's unit
+  // stride is along K, sr == 1), elements outside the slice zero and never read; below 16 rows
+  // both steps of a chunk are loaded at once, and before S is staged (they do not depend on it,
+  // so the chunk waits on memory for both together); at 16 rows the registers allow neither
+  // (ptxas spilled).
   constexpr int kSteps = kChunkK / 128, kAtOnce = ROWS >= 16 ? 1 : kSteps;
   constexpr bool kEarly = ROWS < 16;
   auto load_steps = [&](int k0, int h, Raw4<LT> (&raw)[kAtOnce][kCols]) {
     if constexpr (VEC) {
 #pragma unroll
       for (int i = 0; i < kAtOnce; ++i) {
-        const int gk = k0 + 128 * (h + i) + 4 * lane;
+        const int a = sg::group_k(k0, h + i, lane, shift);
 #pragma unroll
-        for (int c = 0; c < kCols; ++c) raw[i][c] = skinny_load4<LT>(lb, col_off[c] + gk, col_in[c] ? ke - gk : 0);
+        for (int c = 0; c < kCols; ++c) {
+          const int hi = col_in[c] ? ke - a : 0;
+          // Unshifted groups start inside the slice.
+          if constexpr (kCopies > 1) raw[i][c] = skinny_load4<LT>(lb, col_off[c] + a, kb - a, hi);
+          else raw[i][c] = skinny_load4<LT>(lb, col_off[c] + a, hi);
+        }
       }
     }
   };
@@ -345,9 +405,15 @@ __global__ void __launch_bounds__(skinny::kThreads, skinny::lanes_k_min_blocks(R
     __syncthreads();
 #pragma unroll
     for (int h = 0; h < ROWS; h += kRowsAtOnce) {
-      SChunk<kRowsAtOnce, kChunkK, LT, false> sc;
-      sc.load(p, sbase, k0, ke, h);
-      sc.store(&s_sm[0][0], h);
+      if constexpr (kCopies > 1) {
+        SChunk<kRowsAtOnce, kLen + kCopies - 1, LT, false> sc;
+        sc.template load<true>(p, sbase, k0 - (kCopies - 1), ke, h, kb);
+        sc.template store_shifted<kCopies - 1, ROWS, kLen>(&s_sm[0][0][0], h, copies);
+      } else {
+        SChunk<kRowsAtOnce, kChunkK, LT, false> sc;
+        sc.load(p, sbase, k0, ke, h);
+        sc.store(&s_sm[0][0][0], h);
+      }
     }
     __syncthreads();
     if constexpr (VEC) {
@@ -369,7 +435,7 @@ __global__ void __launch_bounds__(skinny::kThreads, skinny::lanes_k_min_blocks(R
           for (int c = 0; c < kCols; ++c) v[c] = skinny_float4<LT>(raw[i][c]);
 #pragma unroll
           for (int r = 0; r < ROWS; ++r) {
-            const float4 s = *reinterpret_cast<const float4*>(&s_sm[r][128 * (h + i) + 4 * lane]);
+            const float4 s = *reinterpret_cast<const float4*>(&s_sm[shift][r][sg::copy_index(h + i, lane, 0)]);
 #pragma unroll
             for (int c = 0; c < kCols; ++c) {
               acc[r][c] = fmaf(s.x, v[c].x, acc[r][c]);
@@ -377,6 +443,23 @@ __global__ void __launch_bounds__(skinny::kThreads, skinny::lanes_k_min_blocks(R
               acc[r][c] = fmaf(s.z, v[c].z, acc[r][c]);
               acc[r][c] = fmaf(s.w, v[c].w, acc[r][c]);
             }
+          }
+        }
+      }
+      // A shifted column's groups end `shift` elements before the chunk's: in the slice's last
+      // chunk, lane 0 takes the group after them (at most `shift` elements left in the slice).
+      if (kCopies > 1 && shift > 0 && lane == 0 && k0 + kChunkK >= ke) {
+        const int a = sg::tail_group_k(k0, shift);
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) {  // a column at a time: few registers beside the chunk's
+          const float4 v = skinny_float4<LT>(skinny_load4<LT>(lb, col_off[c] + a, col_in[c] ? ke - a : 0));
+#pragma unroll
+          for (int r = 0; r < ROWS; ++r) {
+            const float4 s = *reinterpret_cast<const float4*>(&s_sm[shift][r][sg::tail_copy_index(0)]);
+            acc[r][c] = fmaf(s.x, v.x, acc[r][c]);
+            acc[r][c] = fmaf(s.y, v.y, acc[r][c]);
+            acc[r][c] = fmaf(s.z, v.z, acc[r][c]);
+            acc[r][c] = fmaf(s.w, v.w, acc[r][c]);
           }
         }
       }
@@ -397,7 +480,7 @@ __global__ void __launch_bounds__(skinny::kThreads, skinny::lanes_k_min_blocks(R
       for (int i = 0; i < kGroup; ++i) {
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
-          const float s = s_sm[r][lane + 32 * (h + i)];
+          const float s = s_sm[0][r][lane + 32 * (h + i)];
 #pragma unroll
           for (int c = 0; c < kCols; ++c) acc[r][c] = fmaf(s, v[i][c], acc[r][c]);
         }
@@ -413,7 +496,7 @@ __global__ void __launch_bounds__(skinny::kThreads, skinny::lanes_k_min_blocks(R
       float v = acc[r][c];
 #pragma unroll
       for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
-      if (lane == 0) part[r][warp * kCols + c] = v;
+      if (lane == 0) part[r][block_col(c)] = v;
     }
   __syncthreads();
   skinny_finish<ROWS, kColsK>(p, part, c0, batch, slice);
