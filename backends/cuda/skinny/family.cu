@@ -99,10 +99,6 @@ bool runs_vector_k(const Problem& p, bool transposed, int rows, bool& shifted) {
   shifted = false;
   return has_vector_k_loads(rows, load_type(skinny_large(p, transposed).dtype)) && vector_k_loads(p, transposed, rows, shifted);
 }
-bool runs_vector_k(const Problem& p, bool transposed, int rows) {
-  bool shifted;
-  return runs_vector_k(p, transposed, rows, shifted);
-}
 
 class SkinnyFamily final : public SkinnyFamilyBase {
  public:
@@ -127,8 +123,10 @@ class SkinnyFamily final : public SkinnyFamilyBase {
     const bool t = transposed_form(c.form.text);
     const int rows = t ? c.block_n : c.block_m;
     const bool lanes_k = lanes_k_form(c.form.text);
+    bool shifted = false;
+    const bool vec = lanes_k && runs_vector_k(p, t, rows, shifted);
     const double vec_share = rows >= 16 ? 0.2 : 0.25;
-    const double share = !lanes_k || rows < 8 ? 0.5 : runs_vector_k(p, t, rows) ? vec_share : 0.17;
+    const double share = !lanes_k || rows < 8 ? 0.5 : vec ? vec_share : 0.17;
     h.efficiency = lim.peak_tflops_f32 > 0 ? share * lim.peak_tflops_f32 / peak_tflops(lim, p) : 0.1 * share;
     const bool sixteen_bit = dtype_bytes(p.a.dtype) == 2 && dtype_bytes(p.b.dtype) == 2 && p.a.dtype == p.b.dtype;
     h.memory_efficiency = !sixteen_bit ? 0.6 : lanes_k ? 0.2 : 0.35;
@@ -142,8 +140,6 @@ class SkinnyFamily final : public SkinnyFamilyBase {
     // With S staged at the columns' shifts (L off four-element boundaries) 0.5 us more per
     // launch (H200: one- and two-row problems of seeds 808-5757 against skinny_mma, same process).
     if (sixteen_bit) {
-      bool shifted = false;
-      const bool vec = lanes_k && runs_vector_k(p, t, rows, shifted);
       const double chunk_us = !lanes_k ? 1.8 + 0.045 * rows : vec ? 1.5 : 5.2;
       const int resident = lanes_k ? cuda::skinny::lanes_k_min_blocks(rows, vec) : 2;
       h.latency_us = skinny_latency_us(p, c, lim.compute_units, resident, vec && shifted ? 3.5 : 3.0, chunk_us);
