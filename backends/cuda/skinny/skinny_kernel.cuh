@@ -99,6 +99,12 @@ __device__ __forceinline__ Raw4<LT> skinny_load4(const void* base, long long i, 
   }
 }
 
+// acc + s.x v.x + s.y v.y + s.z v.z + s.w v.w, one fused multiply-add at a time in that order
+// (every four-element group of a column, the tail group included, sums the same way).
+__device__ __forceinline__ float skinny_fma4(const float4& s, const float4& v, float acc) {
+  return fmaf(s.w, v.w, fmaf(s.z, v.z, fmaf(s.y, v.y, fmaf(s.x, v.x, acc))));
+}
+
 template <int LT>
 __device__ __forceinline__ float4 skinny_float4(const Raw4<LT>& raw) {
   if constexpr (LT == skinny::kF32) {
@@ -437,12 +443,7 @@ __global__ void __launch_bounds__(skinny::kThreads, skinny::lanes_k_min_blocks(R
           for (int r = 0; r < ROWS; ++r) {
             const float4 s = *reinterpret_cast<const float4*>(&s_sm[shift][r][sg::copy_index(h + i, lane, 0)]);
 #pragma unroll
-            for (int c = 0; c < kCols; ++c) {
-              acc[r][c] = fmaf(s.x, v[c].x, acc[r][c]);
-              acc[r][c] = fmaf(s.y, v[c].y, acc[r][c]);
-              acc[r][c] = fmaf(s.z, v[c].z, acc[r][c]);
-              acc[r][c] = fmaf(s.w, v[c].w, acc[r][c]);
-            }
+            for (int c = 0; c < kCols; ++c) acc[r][c] = skinny_fma4(s, v[c], acc[r][c]);
           }
         }
       }
@@ -456,10 +457,7 @@ __global__ void __launch_bounds__(skinny::kThreads, skinny::lanes_k_min_blocks(R
 #pragma unroll
           for (int r = 0; r < ROWS; ++r) {
             const float4 s = *reinterpret_cast<const float4*>(&s_sm[shift][r][sg::tail_copy_index(0)]);
-            acc[r][c] = fmaf(s.x, v.x, acc[r][c]);
-            acc[r][c] = fmaf(s.y, v.y, acc[r][c]);
-            acc[r][c] = fmaf(s.z, v.z, acc[r][c]);
-            acc[r][c] = fmaf(s.w, v.w, acc[r][c]);
+            acc[r][c] = skinny_fma4(s, v, acc[r][c]);
           }
         }
       }
