@@ -150,7 +150,7 @@ TEST_CASE("cuda: the Hopper TMA/wgmma kernel, forced, on every tile shape, input
     }
   }
   CHECK(ran == expected);
-  CHECK(refused == 2 * 2 * 4 * (6 + 2 + 2));  // per narrow (or 192x192) 16-bit config: 2 input pairs x 2 layouts x 4 cases
+  CHECK(refused == 2 * 2 * 4 * (10 + 2 + 2));  // per narrow (or 192x192) 16-bit config: 2 input pairs x 2 layouts x 4 cases
   CHECK(ran >= 4 * (2 * 4 + 4) * 3);
 }
 

@@ -330,15 +330,20 @@ TEST_CASE("cuda model: skinny_mma plans and is chosen for unaligned 16-bit probl
       CHECK(plan.shared_bytes <= 110 * 1024);
       CHECK((plan.workspace_bytes > 0) == (split > 8));
     }
-    // The cost model chooses it over copying the large operand (sm90_repack) and over f32 FMA (skinny).
-    CHECK(choice(be, p).rfind("skinny_mma:", 0) == 0);
+    // The cost model chooses it over copying the large operand (sm90_repack) and over f32 FMA
+    // (skinny), except where the copies feed a few Hopper CTAs a deep split (H200, f16,
+    // 46 x 1051 x 5531: skinny_mma 34.3 us, the copies and 64x128 in 8 slices 25.8).
+    const std::string c = choice(be, p);
+    CAPTURE(c);
+    if (r.m == 46) CHECK(c.rfind("sm90_repack:64x128x64-g8-s8-w12-k8-swap", 0) == 0);
+    else CHECK(c.rfind("skinny_mma:", 0) == 0);
   }
   // Transposed (few columns): the tmma rows.
   const Problem tall = problem(2849, 26, 597, OG_DTYPE_BF16, OG_DTYPE_BF16, false, 3);
   CHECK(mma->can_implement(tall, *Config::parse("skinny_mma:64x32x64-g1-s4-w8-k2-tmma")).ok());
 }
 
-TEST_CASE("cuda model: aligned problems of at most 16 rows against a long K split deep on skinny_mma") {
+TEST_CASE("cuda model: aligned problems of at most 16 rows against a long K split deep") {
   ModelledHopper be;
   // Leading dimensions rounded up to 8 elements (16 bytes): TMA could load every operand in place.
   auto aligned = [](int64_t m, int64_t n, int64_t k, bool a_col, bool b_col) {
@@ -356,14 +361,19 @@ TEST_CASE("cuda model: aligned problems of at most 16 rows against a long K spli
     bool a_col, b_col;
   };
   // The random sweep's aligned rows where sm90_wgmma ran 2 to 10 persistent CTAs of 64x128 (the
-  // narrow swap tiles cannot take these layouts) through K: 0.28x-0.90x cuBLAS on the H200.
+  // narrow swap tiles cannot take these layouts) through K in at most two slices: 0.28x-0.90x
+  // cuBLAS on the H200. They split deep: on skinny_mma, or on sm90_wgmma's 8 and 16 slices where
+  // those are priced faster (H200, f16, rr: 8 x 232 x 16160 15.2 -> 9.6 us, 12 x 560 x 11984
+  // 12.5 -> 9.1 from skinny_mma to sm90_wgmma's 64x128 or 16x128 in 8 or 16 slices).
   for (const Row& r : std::vector<Row>{{8, 228, 16154, true, true}, {12, 556, 11982, true, true}, {3, 12, 8830, true, false},
                                        {58, 7, 5870, false, true}}) {
     CAPTURE(r.m);
     CAPTURE(r.n);
     CAPTURE(r.k);
     const std::string c = choice(be, aligned(r.m, r.n, r.k, r.a_col, r.b_col));
-    CHECK(c.rfind("skinny_mma:", 0) == 0);
+    CAPTURE(c);
+    const bool deep_hopper = c.rfind("sm90_wgmma:", 0) == 0 && (c.find("-k8-") != std::string::npos || c.find("-k16-") != std::string::npos);
+    CHECK((c.rfind("skinny_mma:", 0) == 0 || deep_hopper));
     CHECK(c.find("-k") != std::string::npos);  // split-K
   }
   // More than 16 rows, or a K of fewer than 80 chunks: skinny_mma ran slower there, so it refuses.
@@ -679,10 +689,35 @@ TEST_CASE("cuda model: latency floors of the skinny families and of few-tile Hop
   }
   const Config sm80 = *Config::parse("sm80_mma:64x64x32-g8-s4-w4");
   CHECK(be.families()[2]->hints(row, sm80).latency_us == doctest::Approx(1.1 * 64 + 4.0));
-  // A problem of a few 128x128 tiles: each Hopper CTA's K steps at 0.3 us after 4 us; with
-  // more tiles (the LLM set) only the floor of one launch, 4.5 us.
+  // A problem of a few 128x128 tiles: 2.9 us, then each Hopper CTA's K steps one after another at
+  // the slower of its operand stream (137 GB/s: 0.18 us for 64x128's 24 KB) and its SM's share of
+  // the peak, a third slower in a cluster pair; slices that meet in global memory add 1.5 us and
+  // 0.2 us per slice and 32 KB of partials. With more tiles (the LLM set) only the floor of one
+  // launch, 4.5 us.
   const Problem few = strided_problem(29, 324, 6997, 1, "cc", 32, 7000, 328, OG_DTYPE_F16);
   const Config swap2 = *Config::parse("sm90_wgmma:64x128x64-g8-s8-w12-k2-swap");
-  CHECK(be.families()[0]->hints(few, swap2).latency_us == doctest::Approx(4.0 + 0.3 * 55));
+  const double step = 192.0 * 64 * 2 / 137e3;
+  CHECK(be.families()[0]->hints(few, swap2).latency_us == doctest::Approx(2.9 + 55 * step * 4 / 3));
+  const Config swap16 = *Config::parse("sm90_wgmma:64x128x64-g8-s8-w12-k16-swap");
+  CHECK(be.families()[0]->hints(few, swap16).latency_us == doctest::Approx(2.9 + 7 * step + 1.5 + 16 * 0.2 * 2));
   CHECK(be.families()[0]->hints(problem(128, 4096, 14336, OG_DTYPE_F16, OG_DTYPE_F16), swap2).latency_us == doctest::Approx(4.5));
+}
+
+TEST_CASE("cuda model: few tiles against a long K split deep on Hopper; many tiles are not offered deep splits") {
+  // H200 (bench/results/h200, forced sweep, f16 us): 64 x 128 x 16384 ran 38.4 on 64x128 k2 and
+  // 13.1 / 13.5 on k8 / k16; 32 x 32 x 16384 16.5 on 32x128 k4 and 12.4 on 128x64 k16; 128 x 256 x
+  // 16384 17.6 on 128x64 k4 and 13.3 on k8.
+  for (HopperPart part : {HopperPart::h100, HopperPart::h200}) {
+    ModelledHopper be(false, part);
+    CAPTURE(be.device().name);
+    for (auto [m, n] : {std::pair{64, 128}, std::pair{32, 32}, std::pair{128, 256}}) {
+      const std::string c = choice(be, problem(m, n, 16384, OG_DTYPE_F16, OG_DTYPE_F16));
+      CAPTURE(c);
+      CHECK(c.rfind("sm90_wgmma:", 0) == 0);
+      CHECK((c.find("-k8-") != std::string::npos || c.find("-k16-") != std::string::npos));
+    }
+    const Problem many = problem(1024, 2048, 16384, OG_DTYPE_F16, OG_DTYPE_F16);
+    CHECK_FALSE(offered(be, many, "sm90_wgmma:128x64x64-g8-s8-w12-k8-coop"));
+    CHECK(offered(be, many, "sm90_wgmma:128x64x64-g8-s8-w12-k4-coop"));
+  }
 }

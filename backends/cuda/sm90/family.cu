@@ -5,6 +5,7 @@
 
 #include "../families.hpp"
 #include "../kernel_views.hpp"
+#include "cost_model.hpp"
 #include "launch.hpp"
 #include "tensor_map_encode.hpp"
 #include "omnigemm/tile_schedule.h"
@@ -38,6 +39,13 @@ constexpr long long kMaxPartialFloats = 1ll << 28;  // 1 GiB of split-K partials
 // The least time of one launch of the kernel, whatever the problem: the tiny problems of the H200's
 // random sweeps (bench/results/h200, runs r16-r23) took 4.5 us and more (median 6.1).
 constexpr double kLaunchFloorUs = 4.5;
+// Few-tile problems (hints): one CTA's operand stream, the kernel's fixed time, and the split-K
+// reduction's fixed and per-slice time (per slice of a 128x64 tile's partials, 32 KB of f32, it is
+// twice kSplitSliceUs). Fitted on the H200's forced sweep of 128x64, 64x128 and 128x128 tiles.
+constexpr double kCtaStreamGBps = 137;
+constexpr double kFewTileFixedUs = 2.9;
+constexpr double kSplitFixedUs = 1.5;
+constexpr double kSplitSliceUs = 0.2;
 
 struct Sm90Launch {
   sm90::Launch l;
@@ -236,14 +244,37 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // K slices are bound by the pipeline's fill and the epilogue instead.
   if (std::ceil(double(p.k) / std::max(1, c.split_k)) >= 32.0 * c.block_k) h.memory_items_per_unit = 0.25;
   // Where the whole problem is a few 128x128 tiles (fewer than an eighth of the SMs), each CTA's
-  // K steps follow one another at the pipeline's latency: about 4 us of launch and epilogue plus
-  // 0.3 us per K step of a slice of 32 steps or more (H200: 1 x 2 x 4037 in 2 slices 12.1 us,
-  // 29 x 324 x 6997 21.0, 35 x 580 x 7462 25.7; shorter slices are bound by the pipeline's fill
-  // and the epilogue). The tile test is the problem's, so that its configs compare alike; with
-  // more tiles the throughput terms decide (the LLM set's choices stand).
-  const double slice_steps = std::ceil(std::ceil(double(p.k) / c.block_k) / std::max(1, c.split_k));
+  // K steps follow one another at the pipeline's latency, and the kernel takes one slice's time per
+  // wave of work items: a fixed kFewTileFixedUs, each K step at the slower of one CTA's operand
+  // stream (kCtaStreamGBps) and one SM's share of the tensor-core peak, and, where slices meet in
+  // global memory, the partials' reduction (kSplitFixedUs plus kSplitSliceUs per slice and 32 KB
+  // tile). A cluster pair's slices step a third slower (their exchange through shared memory). The
+  // H200's forced sweeps fit it (f16, 32 x 32 to 512 x 1024, K 4096 and 16384: 128x64 tiles step
+  // 0.18 us, 128x128 0.29; splits of 4 / 8 / 16 cost 2.9 / 4.4 / 7.1 us on 128x64). The tile test is the problem's, so that its configs compare alike; with
+  // more tiles the throughput terms decide (the LLM set's choices stand) and splits deeper than 4,
+  // made for few tiles, are not offered.
   const double tiles = std::ceil(double(p.m) / 128) * std::ceil(double(p.n) / 128) * double(p.batch);
-  if (slice_steps >= 32 && tiles < dev_.programs() / 8.0) h.latency_us = 4.0 + 0.3 * slice_steps;
+  const bool few_tiles = tiles < dev_.programs() / 8.0;
+  if (!few_tiles && (c.split_k > 4 || (c.form == "swap" && c.block_m == 64 && c.split_k > 2))) {
+    h.factor = 0;
+    h.note = "splits deeper than 4 (64x128 swap: than its cluster pair) are for problems of a few tiles";
+    return h;
+  }
+  Form form = Form::coop;
+  const bool form_ok = sm90::parse_form(c.form.text, form);
+  if (few_tiles && form_ok) {
+    const sm90::KernelKey key = sm90::kernel_key(c.block_m, c.block_n, c.split_k, form);
+    const double slice_steps = std::ceil(std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k) / std::max(1, c.split_k));
+    const double step_bytes = double(c.block_m + c.block_n) * c.block_k * dtype_bytes(p.a.dtype);
+    const double sm_tflops = (p.a.dtype == OG_DTYPE_F32 ? 0.5 * lim.peak_tflops_16bit : peak_tflops(lim, p)) / dev_.programs();
+    double step_us = std::max(step_bytes / (kCtaStreamGBps * 1e3), 2.0 * c.block_m * c.block_n * c.block_k / (sm_tflops * 1e6));
+    double split_us = 0;
+    if (key.split_pairs) step_us *= 4.0 / 3.0;
+    else if (c.split_k > 1) split_us = kSplitFixedUs + kSplitSliceUs * c.split_k * (1.0 + double(c.block_m) * c.block_n / 8192.0);
+    const double items = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
+    const double waves = std::ceil(items / (key.cluster_size() * std::floor(double(dev_.programs()) / key.cluster_size())));
+    h.latency_us = kFewTileFixedUs + waves * (step_us * slice_steps + split_us);
+  }
   // Every launch takes at least kLaunchFloorUs (the bench's least time of a tiny problem).
   h.latency_us = std::max(h.latency_us, kLaunchFloorUs);
   const bool swap = c.form == "swap";
@@ -255,9 +286,8 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // column split) where D's rows, in the kernel's orientation, are its unit-stride lines: the
   // row-major packed chunks are 64 columns wide, so those tiles leave through the vector way
   // (it decides short-K problems, where writing D is the kernel's time).
-  Form form = Form::coop;
   const bool fused = p.activation != OG_ACT_NONE || p.bias_mode != OG_BIAS_NONE || p.c.present || p.d.dtype == OG_DTYPE_F32;
-  if (sm90::parse_form(c.form.text, form)) {
+  if (form_ok) {
     const sm90::KernelKey key = sm90::kernel_key(c.block_m, c.block_n, c.split_k, form);
     const bool kernel_rows_unit = (swap ? p.d.stride_row : p.d.stride_col) == 1;
     const bool unpacked_16_bit = dtype_bytes(p.d.dtype) == 2 && key.consumer_n() % 64 != 0 && kernel_rows_unit;
