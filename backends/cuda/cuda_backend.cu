@@ -28,6 +28,7 @@ class CudaBackend final : public Backend {
     owned_.push_back(make_sm80_mma_family(dev_));
     owned_.push_back(make_skinny_mma_family(dev_));
     owned_.push_back(make_skinny_family(dev_));
+    owned_.push_back(make_short_k_family(dev_));
     owned_.push_back(make_sgemm_family(dev_));
     owned_.push_back(make_simt_family(dev_));
     for (auto& f : owned_) families_.push_back(f.get());

@@ -3,8 +3,9 @@
 // (Hopper), cuda.sm90_repack (Hopper, on copies of operands TMA cannot load), cuda.sm80_mma
 // (Ampere and newer), cuda.sgemm (f32 inputs, sm_80 and newer), cuda.skinny_mma (at most 64 output
 // rows or columns of 16-bit operands TMA cannot load in place, on the tensor cores), cuda.skinny
-// (at most 16 output rows or columns, any dtype and strides, f32 FMA), cuda.simt
-// (everything else). Each is defined by its table in families/.
+// (at most 16 output rows or columns, any dtype and strides, f32 FMA), cuda.short_k (K of at most
+// 128: D written once in aligned units at any alignment, f32 FMA), cuda.simt (everything else).
+// Each is defined by its table in families/.
 #pragma once
 #include <memory>
 
@@ -28,6 +29,7 @@ std::unique_ptr<KernelFamily> make_sm80_mma_family(CudaDevice& device);
 std::unique_ptr<KernelFamily> make_sgemm_family(CudaDevice& device);
 std::unique_ptr<KernelFamily> make_skinny_mma_family(CudaDevice& device);
 std::unique_ptr<KernelFamily> make_skinny_family(CudaDevice& device);
+std::unique_ptr<KernelFamily> make_short_k_family(CudaDevice& device);
 std::unique_ptr<KernelFamily> make_simt_family(CudaDevice& device);
 
 }  // namespace omnigemm::detail

@@ -82,6 +82,7 @@ class ModelledHopper final : public ModelledCudaBackend {
     owned_.push_back(make_skinny_mma_family(dev_));
     owned_.push_back(make_skinny_family(dev_));
     owned_.push_back(make_simt_family(dev_));
+    owned_.push_back(make_short_k_family(dev_));
     adopt_families();
   }
 };

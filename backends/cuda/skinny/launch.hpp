@@ -10,7 +10,6 @@
 #include <atomic>
 #include <cmath>
 #include <string>
-#include <utility>
 
 #include "../cuda_device.hpp"
 #include "../kernel_views.hpp"
@@ -104,21 +103,10 @@ inline Status plan_skinny(const CudaDevice& dev, const Problem& p, bool transpos
   a.k = int(p.k);
   a.split = split;
   a.slice_k = int(((chunks + split - 1) / split) * chunk);
-  cuda::OperandArgs va = operand_args(p.a), vb = operand_args(p.b);
   a.ep = epilogue_args(p);
-  if (!transposed) {
-    a.s = va;
-    a.l = vb;
-  } else {  // S = B^T (N x K), L = A^T (K x M), D' = D^T
-    a.s = vb;
-    std::swap(a.s.sr, a.s.sc);
-    a.l = va;
-    std::swap(a.l.sr, a.l.sc);
-    std::swap(a.ep.d.sr, a.ep.d.sc);
-    std::swap(a.ep.c.sr, a.ep.c.sc);
-    if (a.ep.bias_mode == OG_BIAS_PER_N) a.ep.bias_mode = OG_BIAS_PER_M;
-    else if (a.ep.bias_mode == OG_BIAS_PER_M) a.ep.bias_mode = OG_BIAS_PER_N;
-  }
+  a.s = operand_args(p.a);
+  a.l = operand_args(p.b);
+  if (transposed) transpose_views(a.s, a.l, a.ep);  // S = B^T (N x K), L = A^T (K x M), D' = D^T
   out.transposed = transposed;
   out.col_blocks = col_blocks;
   out.batch = p.batch;

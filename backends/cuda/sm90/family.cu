@@ -227,6 +227,16 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   return {};
 }
 
+// The least time the kernel's epilogue takes to write D, whatever the K: D's bytes at the rate its
+// stores reach by the alignment of D's lines (16 bytes: TMA stores; else the packed thread
+// stores). H200, f16, 3549 x N x 1 with lines 8-, 4- and 2-byte aligned (N = 6620, 6618, 6617):
+// 45, 55, 67 us (1533 x 8629 x 1: 38.9); TMA stores wrote 8192 x 8192 x 1 at 2.4 TB/s.
+double d_store_us(const Problem& p) {
+  const int align = d_line_alignment(p);
+  const double tb_per_s = align >= 16 ? 2.4 : align == 8 ? 1.0 : align == 4 ? 0.85 : align == 2 ? 0.7 : 0.35;
+  return double(p.m) * double(p.n) * double(p.batch) * dtype_bytes(p.d.dtype) / (tb_per_s * 1e6);
+}
+
 // The sm90 corrections to the cost model: where a config's tile is the wrong shape for the problem
 // in ways the tile counts do not see, it is not offered (a forced config still runs).
 CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
@@ -275,8 +285,9 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
     const double waves = std::ceil(items / (key.cluster_size() * std::floor(double(dev_.programs()) / key.cluster_size())));
     h.latency_us = kFewTileFixedUs + waves * (step_us * slice_steps + split_us);
   }
-  // Every launch takes at least kLaunchFloorUs (the bench's least time of a tiny problem).
-  h.latency_us = std::max(h.latency_us, kLaunchFloorUs);
+  // Every launch takes at least kLaunchFloorUs (the bench's least time of a tiny problem), and at
+  // least the time its epilogue takes to write D (d_store_us): what bounds a short K.
+  h.latency_us = std::max({h.latency_us, kLaunchFloorUs, d_store_us(p)});
   const bool swap = c.form == "swap";
   // A fused epilogue (activation, bias or C) or an f32 D on a kernel without the register
   // epilogue (kernel_key.hpp) leaves through shared memory and the general per-element code (or
