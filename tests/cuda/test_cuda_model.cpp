@@ -754,3 +754,43 @@ TEST_CASE("cuda model: short K with D's lines off 16 bytes runs on short_k; alig
     }
   }
 }
+
+TEST_CASE("cuda model: short_k plans whole-row blocks, transposes a column-major D, and refuses what it does not serve") {
+  ModelledHopper be;
+  KernelFamily* sk = nullptr;
+  for (KernelFamily* f : be.families())
+    if (std::string(f->name()) == "short_k") sk = f;
+  REQUIRE(sk);
+  REQUIRE(sk->configs().size() == 2);
+  const Config narrow = sk->configs()[0], wide = sk->configs()[1];
+  CHECK(narrow.to_string() == "short_k:32x256x16-g1-s1-w8");
+  CHECK(wide.to_string() == "short_k:32x512x16-g1-s1-w8");
+  // 3549 x 6617: 111 blocks of 32 rows x 26 (or 13) of 256 (512) columns, 256 threads.
+  const Problem p = strided_problem(3549, 6617, 1, 2, "rr", 1, 6617, 6617, OG_DTYPE_F16);
+  PlanSummary plan;
+  REQUIRE(sk->describe(p, narrow, plan).ok());
+  CHECK(plan.grid[0] == 26);
+  CHECK(plan.grid[1] == 111);
+  CHECK(plan.grid[2] == 2);
+  CHECK(plan.threads == 256);
+  CHECK(plan.notes.find("aligned 16-byte units") != std::string::npos);
+  REQUIRE(sk->describe(p, wide, plan).ok());
+  CHECK(plan.grid[0] == 13);
+  // A column-major D runs as D^T: its columns are the rows the warps own.
+  Problem t = p;
+  t.d.stride_row = 1, t.d.stride_col = 3549;
+  REQUIRE(sk->describe(t, narrow, plan).ok());
+  CHECK(plan.grid[0] == 14);
+  CHECK(plan.grid[1] == 207);
+  CHECK(plan.notes.find("D^T") != std::string::npos);
+  // Refusals name the rule: K past 128, a D with no unit stride, a row not in the table.
+  const Status long_k = sk->can_implement(strided_problem(64, 64, 129, 1, "rr", 129, 64, 64, OG_DTYPE_F16), narrow);
+  CHECK_FALSE(long_k.ok());
+  CHECK(long_k.message.find("K from 1 to 128") != std::string::npos);
+  Problem strided = p;
+  strided.d.stride_col = 2, strided.d.stride_row = 2 * 6617;
+  const Status no_unit = sk->can_implement(strided, narrow);
+  CHECK_FALSE(no_unit.ok());
+  CHECK(no_unit.message.find("unit stride") != std::string::npos);
+  CHECK_FALSE(sk->can_implement(p, *Config::parse("short_k:32x128x16-g1-s1-w8")).ok());
+}
