@@ -13,11 +13,6 @@ namespace {
 
 namespace sk = cuda::short_k;
 
-constexpr int kHalvesOf[] = {
-#define OG_CUDA_SHORT_K(h) h,
-#include "../families/short_k.inc"
-#undef OG_CUDA_SHORT_K
-};
 constexpr Config kConfigs[] = {
 #define OG_CUDA_SHORT_K(h) Config{"short_k", sk::kRows, sk::kHalfCols * (h), sk::kChunkK, 1, 1, sk::kWarps, 0, 1, {}},
 #include "../families/short_k.inc"
@@ -33,6 +28,17 @@ Kernel kernel_for_out(int out_bytes) {
   return out_bytes == 4 ? cuda::short_k_gemm<H, 4> : cuda::short_k_gemm<H, 2>;
 }
 Kernel kernel_for(int halves, int out_bytes) { return halves == 1 ? kernel_for_out<1>(out_bytes) : kernel_for_out<2>(out_bytes); }
+
+// D' as the kernel sees it: D with unit column stride, or D^T where D is column-major (its rows
+// are then D's columns).
+struct RowsView {
+  bool transposed;
+  int64_t rows, cols;
+};
+RowsView rows_view(const Problem& p) {
+  const bool t = p.d.stride_col != 1;
+  return {t, t ? p.n : p.m, t ? p.m : p.n};
+}
 
 struct ShortKLaunch {
   cuda::ShortKArgs args{};
@@ -81,24 +87,20 @@ class ShortKFamily final : public PlannedFamily<ShortKLaunch> {
 };
 
 Status ShortKFamily::check(const Problem& p, const Config& c, ShortKLaunch& out, bool fill) const {
-  int row = -1;
-  for (int i = 0; i < int(std::size(kConfigs)); ++i)
-    if (kConfigs[i] == c) row = i;
-  if (row < 0) return unsupported("the config must be one of the table's rows (families/short_k.inc)");
+  if (std::find(std::begin(kConfigs), std::end(kConfigs), c) == std::end(kConfigs))
+    return unsupported("the config must be one of the table's rows (families/short_k.inc)");
   if (Status s = refuse_block_scales(p); !s) return s;
   if (p.k < 1 || p.k > kMaxK) return unsupported("K from 1 to " + std::to_string(kMaxK) + " (writing D is the work)");
   const og_dtype dt = p.d.dtype;
   if (dt != OG_DTYPE_F16 && dt != OG_DTYPE_BF16 && dt != OG_DTYPE_F32) return unsupported("D must be f16, bf16 or f32");
-  // D' = D with unit column stride, or D^T where D is column-major.
-  const bool transposed = p.d.stride_col != 1;
+  const auto [transposed, rows, cols] = rows_view(p);
   if (transposed && p.d.stride_row != 1) return unsupported("D needs a unit stride along its rows or its columns");
   const int eb = dtype_bytes(dt);
   if ((reinterpret_cast<uintptr_t>(p.d.mem.ptr) + uintptr_t(p.d.mem.offset)) % eb != 0)
     return unsupported("D's base must be aligned to its element size");
-  const int64_t rows = transposed ? p.n : p.m, cols = transposed ? p.m : p.n;
   // Column indices stay 32-bit in the kernel, a block's end included.
   if (rows > 0x7fffffff || cols > 0x7fffffff - 1024 || p.batch > 0x7fffffff) return unsupported("dimensions must be below 2^31 - 1024");
-  const int halves = kHalvesOf[row];
+  const int halves = c.block_n / sk::kHalfCols;
   const int64_t col_blocks = (cols + c.block_n - 1) / c.block_n, row_blocks = (rows + sk::kRows - 1) / sk::kRows;
   if (col_blocks > 0x7fffffff || row_blocks > kMaxGridY)
     return unsupported("more than " + std::to_string(kMaxGridY) + " blocks of " + std::to_string(sk::kRows) + " rows");
@@ -129,11 +131,11 @@ Status ShortKFamily::check(const Problem& p, const Config& c, ShortKLaunch& out,
 // priced 20.6).
 CostHints ShortKFamily::hints(const Problem& p, const Config& c) const {
   CostHints h;
-  const bool transposed = p.d.stride_col != 1;
-  const double rows = double(transposed ? p.n : p.m), cols = double(transposed ? p.m : p.n);
-  const bool wide = c.block_n > sk::kHalfCols;
-  const double blocks = std::ceil(rows / sk::kRows) * std::ceil(cols / c.block_n) * double(p.batch);
-  const double waves = std::ceil(blocks / (double(dev_.programs()) * sk::blocks_per_sm(wide ? 2 : 1)));
+  const RowsView v = rows_view(p);
+  const int halves = c.block_n / sk::kHalfCols;
+  const bool wide = halves > 1;
+  const double blocks = std::ceil(double(v.rows) / sk::kRows) * std::ceil(double(v.cols) / c.block_n) * double(p.batch);
+  const double waves = std::ceil(blocks / (double(dev_.programs()) * sk::blocks_per_sm(halves)));
   const bool aligned = d_line_alignment(p) >= 16;
   const double wave_us = (wide ? (aligned ? 5.1 : 6.0) : (aligned ? 3.3 : 4.4)) + 0.37 * double(p.k);
   h.latency_us = 3.0 + waves * wave_us;

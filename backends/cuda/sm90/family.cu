@@ -260,20 +260,22 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // global memory, the partials' reduction (kSplitFixedUs plus kSplitSliceUs per slice and 32 KB
   // tile). A cluster pair's slices step a third slower (their exchange through shared memory). The
   // H200's forced sweeps fit it (f16, 32 x 32 to 512 x 1024, K 4096 and 16384: 128x64 tiles step
-  // 0.18 us, 128x128 0.29; splits of 4 / 8 / 16 cost 2.9 / 4.4 / 7.1 us on 128x64). The tile test is the problem's, so that its configs compare alike; with
-  // more tiles the throughput terms decide (the LLM set's choices stand) and splits deeper than 4,
-  // made for few tiles, are not offered.
+  // 0.18 us, 128x128 0.29; splits of 4 / 8 / 16 cost 2.9 / 4.4 / 7.1 us on 128x64). The tile test
+  // is the problem's, so that its configs compare alike; with more tiles the throughput terms
+  // decide (the LLM set's choices stand) and splits deeper than 4, made for few tiles, are not
+  // offered.
   const double tiles = std::ceil(double(p.m) / 128) * std::ceil(double(p.n) / 128) * double(p.batch);
   const bool few_tiles = tiles < dev_.programs() / 8.0;
-  if (!few_tiles && (c.split_k > 4 || (c.form == "swap" && c.block_m == 64 && c.split_k > 2))) {
+  const bool swap = c.form == "swap";
+  if (!few_tiles && (c.split_k > 4 || (swap && c.block_m == 64 && c.split_k > 2))) {
     h.factor = 0;
     h.note = "splits deeper than 4 (64x128 swap: than its cluster pair) are for problems of a few tiles";
     return h;
   }
   Form form = Form::coop;
   const bool form_ok = sm90::parse_form(c.form.text, form);
+  const sm90::KernelKey key = form_ok ? sm90::kernel_key(c.block_m, c.block_n, c.split_k, form) : sm90::KernelKey{};
   if (few_tiles && form_ok) {
-    const sm90::KernelKey key = sm90::kernel_key(c.block_m, c.block_n, c.split_k, form);
     const double slice_steps = std::ceil(std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k) / std::max(1, c.split_k));
     const double step_bytes = double(c.block_m + c.block_n) * c.block_k * dtype_bytes(p.a.dtype);
     const double sm_tflops = (p.a.dtype == OG_DTYPE_F32 ? 0.5 * lim.peak_tflops_16bit : peak_tflops(lim, p)) / dev_.programs();
@@ -288,7 +290,6 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // Every launch takes at least kLaunchFloorUs (the bench's least time of a tiny problem), and at
   // least the time its epilogue takes to write D (d_store_us): what bounds a short K.
   h.latency_us = std::max({h.latency_us, kLaunchFloorUs, d_store_us(p)});
-  const bool swap = c.form == "swap";
   // A fused epilogue (activation, bias or C) or an f32 D on a kernel without the register
   // epilogue (kernel_key.hpp) leaves through shared memory and the general per-element code (or
   // the vector way), chunk by chunk, while the tensor cores wait: priced as moving D twice more
@@ -299,7 +300,6 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // (it decides short-K problems, where writing D is the kernel's time).
   const bool fused = p.activation != OG_ACT_NONE || p.bias_mode != OG_BIAS_NONE || p.c.present || p.d.dtype == OG_DTYPE_F32;
   if (form_ok) {
-    const sm90::KernelKey key = sm90::kernel_key(c.block_m, c.block_n, c.split_k, form);
     const bool kernel_rows_unit = (swap ? p.d.stride_row : p.d.stride_col) == 1;
     const bool unpacked_16_bit = dtype_bytes(p.d.dtype) == 2 && key.consumer_n() % 64 != 0 && kernel_rows_unit;
     if ((fused && !key.register_epilogue(p.c.present && p.d.dtype == OG_DTYPE_F32)) || unpacked_16_bit)
