@@ -175,14 +175,18 @@ expect "$ptx" "cp.async.cg.shared.global" "skinny_mma 16-byte chunk copies"
 no_spills "$ptx" skinny_mma "_ZN8omnigemm6detail4cuda17skinny_mma_kernel" 24
 
 # The short-K family: D's rows leave in aligned 16-byte stores (st.global.v4.u32), B's rows are
-# read from shared memory as float4, the windows shift with funnel shifts, and no kernel spills
-# (4 kernels: two block widths x 16-bit or f32 D) for sm_80 and sm_90.
+# read from shared memory as float4, the windows shift with funnel shifts, the mma form sums on
+# tensor cores (f16 and bf16), and no kernel spills (FMA: two block widths x 16-bit or f32 D;
+# mma: those x f16 or bf16 MMA) for sm_80 and sm_90.
 ptx="$work/short_k.ptx"
 "$nvcc" "${flags[@]}" -I"$src/backends/cuda" -arch=compute_80 -ptx "$src/backends/cuda/short_k/family.cu" -o "$ptx"
 expect "$ptx" "st.global.v4.u32" "short_k aligned 16-byte row stores"
 expect "$ptx" "ld.shared.v4.f32" "short_k float4 reads of B"
 expect "$ptx" "shf.r.clamp.b32" "short_k funnel-shifted windows"
+expect "$ptx" "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" "short_k mma f16 tensor-core MMA"
+expect "$ptx" "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" "short_k mma bf16 tensor-core MMA"
 no_spills "$ptx" short_k "_ZN8omnigemm6detail4cuda12short_k_gemm" 4
+no_spills "$ptx" short_k_mma "_ZN8omnigemm6detail4cuda16short_k_mma_gemm" 8
 
 if [ "$failures" -ne 0 ]; then echo "codegen check: $failures failure(s)"; exit 1; fi
 echo "codegen check: all passed"

@@ -731,27 +731,33 @@ TEST_CASE("cuda model: few tiles against a long K split deep on Hopper; many til
 TEST_CASE("cuda model: short K with D's lines off 16 bytes runs on short_k; aligned D and longer K stay on the tensor cores") {
   // H200, f16, packed leading dimensions (the bench's --shapes), default choice before against
   // short_k forced, us: 3549 x 6617 x 1 / 2 / 8 66.7 / 67.2 / 67.2 -> 41.6 / 43.8 / 53.0, 144 x
-  // 15765 x 2 16.7 -> 8.1, 1533 x 8629 x 1 38.9 -> 25.9, 8192 x 8191 x 4 153.1 -> 115.5; kept:
-  // 3549 x 6617 x 16 66.4 (short_k 70.7), 2449 x 3849 x 25 32.0 (49.9), 16060 x 12 x 12 6.9 (16.4),
-  // 8192 x 8192 x 1 55.6 (74.3: TMA stores), 3549 x 6616 x 8 27.7 (45.3).
+  // 15765 x 2 16.7 -> 8.1, 1533 x 8629 x 1 38.9 -> 25.9, 8192 x 8191 x 4 153.1 -> 115.5, and on
+  // the mma form 3549 x 6617 x 16 66.4 -> 55.7; kept: 2449 x 3849 x 25 32.0 (FMA 49.9, mma 33.0),
+  // 16060 x 12 x 12 6.9 (16.4), 8192 x 8192 x 1 55.6 (74.3: TMA stores), 3549 x 6616 x 8 27.7 (45.3).
   for (HopperPart part : {HopperPart::h100, HopperPart::h200}) {
     ModelledHopper be(false, part);
     CAPTURE(be.device().name);
     auto packed = [](int64_t m, int64_t n, int64_t k) { return strided_problem(m, n, k, 1, "rr", k, n, n, OG_DTYPE_F16); };
     for (auto [m, n, k] : {std::tuple{3549, 6617, 1}, std::tuple{3549, 6617, 2}, std::tuple{3549, 6617, 8}, std::tuple{144, 15765, 2},
-                           std::tuple{1533, 8629, 1}, std::tuple{8192, 8191, 4}}) {
+                           std::tuple{1533, 8629, 1}, std::tuple{8192, 8191, 4}, std::tuple{3549, 6617, 16}}) {
       CAPTURE(m);
       CAPTURE(n);
       CAPTURE(k);
-      CHECK(choice(be, packed(m, n, k)).rfind("short_k:", 0) == 0);
+      const std::string c = choice(be, packed(m, n, k));
+      CHECK(c.rfind("short_k:", 0) == 0);
+      CHECK((c.find("-mma") != std::string::npos) == (k >= 8));  // tensor cores once K costs more than the result tile
     }
-    for (auto [m, n, k] : {std::tuple{3549, 6617, 16}, std::tuple{2449, 3849, 25}, std::tuple{16060, 12, 12}, std::tuple{8192, 8192, 1},
-                           std::tuple{3549, 6616, 8}}) {
+    for (auto [m, n, k] : {std::tuple{2449, 3849, 25}, std::tuple{16060, 12, 12}, std::tuple{8192, 8192, 1}, std::tuple{3549, 6616, 8}}) {
       CAPTURE(m);
       CAPTURE(n);
       CAPTURE(k);
       CHECK(choice(be, packed(m, n, k)).rfind("short_k:", 0) != 0);
     }
+    // B column-major (B' along K): a K under one chunk runs on the mma form (3504 x 671 x 13, H200
+    // 11.3 -> 8.6 us); whole chunks are priced at the slowest measured, so 4245 x 14402 x 19 x 2
+    // stays on the Hopper kernel (318 us; the mma form 314 here, 960 at another stride).
+    CHECK(choice(be, strided_problem(3504, 671, 13, 1, "rc", 16, 18, 680, OG_DTYPE_BF16)) == "short_k:32x256x16-g1-s1-w8-mma");
+    CHECK(choice(be, strided_problem(4245, 14402, 19, 2, "rc", 22, 24, 14402, OG_DTYPE_BF16)).rfind("short_k:", 0) != 0);
   }
 }
 
@@ -761,10 +767,12 @@ TEST_CASE("cuda model: short_k plans whole-row blocks, transposes a column-major
   for (KernelFamily* f : be.families())
     if (std::string(f->name()) == "short_k") sk = f;
   REQUIRE(sk);
-  REQUIRE(sk->configs().size() == 2);
-  const Config narrow = sk->configs()[0], wide = sk->configs()[1];
+  REQUIRE(sk->configs().size() == 4);
+  const Config narrow = sk->configs()[0], wide = sk->configs()[1], narrow_mma = sk->configs()[2];
   CHECK(narrow.to_string() == "short_k:32x256x16-g1-s1-w8");
   CHECK(wide.to_string() == "short_k:32x512x16-g1-s1-w8");
+  CHECK(narrow_mma.to_string() == "short_k:32x256x16-g1-s1-w8-mma");
+  CHECK(sk->configs()[3].to_string() == "short_k:32x512x16-g1-s1-w8-mma");
   // 3549 x 6617: 111 blocks of 32 rows x 26 (or 13) of 256 (512) columns, 256 threads.
   const Problem p = strided_problem(3549, 6617, 1, 2, "rr", 1, 6617, 6617, OG_DTYPE_F16);
   PlanSummary plan;
@@ -776,6 +784,12 @@ TEST_CASE("cuda model: short_k plans whole-row blocks, transposes a column-major
   CHECK(plan.notes.find("aligned 16-byte units") != std::string::npos);
   REQUIRE(sk->describe(p, wide, plan).ok());
   CHECK(plan.grid[0] == 13);
+  // The mma form: the same grid, its sums on tensor cores through a shared f32 tile of the block.
+  REQUIRE(sk->describe(p, narrow_mma, plan).ok());
+  CHECK(plan.grid[0] == 26);
+  CHECK(plan.grid[1] == 111);
+  CHECK(plan.notes.find("mma.sync") != std::string::npos);
+  CHECK(plan.shared_bytes >= 32 * 256 * 4);
   // A column-major D runs as D^T: its columns are the rows the warps own.
   Problem t = p;
   t.d.stride_row = 1, t.d.stride_col = 3549;
@@ -793,4 +807,13 @@ TEST_CASE("cuda model: short_k plans whole-row blocks, transposes a column-major
   CHECK_FALSE(no_unit.ok());
   CHECK(no_unit.message.find("unit stride") != std::string::npos);
   CHECK_FALSE(sk->can_implement(p, *Config::parse("short_k:32x128x16-g1-s1-w8")).ok());
+  // The mma form takes like inputs only (fp8 x fp8 of either kind: decoded to f16 exactly).
+  Problem mixed_in = strided_problem(64, 300, 20, 1, "rr", 20, 300, 300, OG_DTYPE_F16);
+  mixed_in.b.dtype = OG_DTYPE_BF16;
+  const Status mixed = sk->can_implement(mixed_in, narrow_mma);
+  CHECK_FALSE(mixed.ok());
+  CHECK(mixed.message.find("f16 x f16, bf16 x bf16 or fp8 x fp8") != std::string::npos);
+  Problem f32_in = strided_problem(64, 300, 20, 1, "rr", 20, 300, 300, OG_DTYPE_F32);
+  CHECK_FALSE(sk->can_implement(f32_in, narrow_mma).ok());
+  CHECK(sk->can_implement(f32_in, narrow).ok());
 }

@@ -21,12 +21,17 @@ TEST_CASE("cuda: short_k, forced, on every table row with ragged problems at eve
   const int64_t ks[] = {1, 3, 16, 17, 40, 128};
   int ran = 0;
   for (const detail::Config& cfg : family_configs(*ctx, "short_k")) {
+    const bool mma = cfg.form == "mma";  // f16 x f16, bf16 x bf16, fp8 x fp8 only
     for (int variant = 0; variant < 12; ++variant) {
       const bool col_d = variant % 4 == 3;  // D column-major: the kernel runs D^T = B^T A^T
       const int64_t wide = 2 * cfg.block_n + 37 + variant, tall = cfg.block_m * 2 + 5 + variant;
       Case c{col_d ? wide : tall, col_d ? tall : wide, ks[variant % 6], 1 + variant % 3 / 2};
       c.a = ins[variant % 4];
       c.b = variant == 5 ? Dtype::fp8_e5m2 : ins[(variant + 1) % 4];
+      if (mma) {
+        c.a = variant % 4 == 2 ? Dtype::fp8_e5m2 : ins[variant % 4];
+        c.b = c.a == Dtype::fp8_e5m2 ? Dtype::fp8_e4m3 : c.a;
+      }
       c.d = outs[variant % 3];
       c.ta = variant & 1;
       c.tb = variant & 2;
@@ -42,7 +47,7 @@ TEST_CASE("cuda: short_k, forced, on every table row with ragged problems at eve
       ++ran;
     }
   }
-  CHECK(ran == 2 * 12);
+  CHECK(ran == 4 * 12);
 }
 
 TEST_CASE("cuda: short_k on one-column and one-row problems and every row offset of a 16-bit D") {
@@ -72,4 +77,11 @@ TEST_CASE("cuda: short_k refuses what it does not serve, naming why") {
   c.config = "short_k:32x256x16-g1-s1-w8";
   c.must_refuse = "K from 1 to 128";
   run_case(*ctx, c);
+  Case mixed{40, 300, 20};
+  mixed.a = Dtype::f16;
+  mixed.b = Dtype::bf16;
+  mixed.d = Dtype::f16;
+  mixed.config = "short_k:32x256x16-g1-s1-w8-mma";
+  mixed.must_refuse = "the mma form takes f16 x f16, bf16 x bf16 or fp8 x fp8";
+  run_case(*ctx, mixed);
 }

@@ -78,110 +78,20 @@ __device__ __forceinline__ void shift_window(const uint32_t (&left)[W], const ui
   }
 }
 
-// An operand's element i as f32, its dtype fixed at compile time (T: an og_dtype; kAnyDtype: any,
-// decoded per element).
-constexpr int kAnyDtype = -1;
-template <int T>
-__device__ __forceinline__ float load_as(const OperandArgs& o, long long i) {
-  if constexpr (T == OG_DTYPE_F16) return __half2float(static_cast<const __half*>(o.ptr)[i]);
-  else if constexpr (T == OG_DTYPE_BF16) return __bfloat162float(static_cast<const __nv_bfloat16*>(o.ptr)[i]);
-  else if constexpr (T == OG_DTYPE_F32) return static_cast<const float*>(o.ptr)[i];
-  else return load(o.dtype, o.ptr, i);
-}
-// Calls f(integral_constant<int, T>) with the operand's dtype as T (kAnyDtype for the fp8 types).
-template <class F>
-__device__ __forceinline__ void with_dtype(og_dtype t, F&& f) {
-  switch (t) {
-    case OG_DTYPE_F16: f(std::integral_constant<int, OG_DTYPE_F16>{}); break;
-    case OG_DTYPE_BF16: f(std::integral_constant<int, OG_DTYPE_BF16>{}); break;
-    case OG_DTYPE_F32: f(std::integral_constant<int, OG_DTYPE_F32>{}); break;
-    default: f(std::integral_constant<int, kAnyDtype>{}); break;
-  }
-}
-
-}  // namespace short_k_detail
-
-template <int HALVES, int OUT_BYTES>
-__global__ void __launch_bounds__(short_k::kThreads, short_k::blocks_per_sm(HALVES)) short_k_gemm(const ShortKArgs args) {
+// The epilogue and the stores of a warp's kRowsPerThread rows of D' from row `row` on, columns
+// col0 .. col0 + HALVES * kHalfCols (row_units.h): value(i, h, q) is the f32 sum of row `row` + i,
+// column col0 + h * kHalfCols + lane * kLaneCols + q. Every lane of the warp calls it.
+template <int HALVES, int OUT_BYTES, class Value>
+__device__ __forceinline__ void store_rows(const ShortKArgs& args, long long batch, int row, int col0, int lane, Value&& value) {
   using namespace short_k;
   constexpr int kLaneCols = detail::short_k::kLaneCols;
   constexpr int kCols = HALVES * kHalfCols;
   constexpr int W = kLaneCols * OUT_BYTES / 4;  // words per lane and half
-  __shared__ __align__(16) float sb[kChunkK][kCols + 4];
-  __shared__ float sa[kRows][kChunkK + 1];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const long long batch = (long long)args.batch_base + blockIdx.z;
-  const int row0 = int(blockIdx.y) * kRows;
-  const int col0 = int(blockIdx.x) * kCols;  // the family keeps col0 + kCols below 2^31
-  const OperandArgs& a = args.a;
-  const OperandArgs& b = args.b;
-
-  float acc[kRowsPerThread][HALVES][kLaneCols];
-#pragma unroll
-  for (int i = 0; i < kRowsPerThread; ++i)
-#pragma unroll
-    for (int h = 0; h < HALVES; ++h)
-#pragma unroll
-      for (int q = 0; q < kLaneCols; ++q) acc[i][h][q] = 0.0f;
-
-  // Staging walks each operand along its unit stride, so the loads coalesce either way; only the
-  // chunk's `steps` rows of K are staged (and read).
-  const bool b_along_n = b.sc == 1 || b.sr != 1;
-  for (int k0 = 0; k0 < args.k; k0 += kChunkK) {
-    const int steps = min(kChunkK, args.k - k0);
-    short_k_detail::with_dtype(b.dtype, [&](auto t) {
-      constexpr int T = decltype(t)::value;
-      if (b_along_n) {  // thread: one column per half, every row of the chunk
-#pragma unroll
-        for (int h = 0; h < HALVES; ++h) {
-          const int j = h * kHalfCols + tid, slot = short_k_detail::b_slot(j);
-          const bool in = col0 + j < args.n;
-          const long long base = batch * b.bs + (long long)(col0 + j) * b.sc + (long long)k0 * b.sr;
-          for (int kk = 0; kk < steps; ++kk) sb[kk][slot] = in ? short_k_detail::load_as<T>(b, base + kk * b.sr) : 0.0f;
-        }
-      } else if (tid % kChunkK < steps) {  // thread: one row of the chunk, every sixteenth column
-        const int kk = tid % kChunkK;
-        const long long base = batch * b.bs + (long long)(k0 + kk) * b.sr;
-        for (int j = tid / kChunkK; j < kCols; j += kThreads / kChunkK)
-          sb[kk][short_k_detail::b_slot(j)] = col0 + j < args.n ? short_k_detail::load_as<T>(b, base + (long long)(col0 + j) * b.sc) : 0.0f;
-      }
-    });
-    short_k_detail::with_dtype(a.dtype, [&](auto t) {
-      constexpr int T = decltype(t)::value;
-      for (int e = tid; e < kRows * steps; e += kThreads) {
-        const int r = e / steps, kk = e - r * steps;
-        sa[r][kk] = row0 + r < args.m ? short_k_detail::load_as<T>(a, batch * a.bs + (long long)(row0 + r) * a.sr + (long long)(k0 + kk) * a.sc)
-                                     : 0.0f;
-      }
-    });
-    __syncthreads();
-#pragma unroll 2
-    for (int kk = 0; kk < steps; ++kk) {
-      float bv[HALVES][kLaneCols];
-#pragma unroll
-      for (int h = 0; h < HALVES; ++h) {
-        const float4 lo = *reinterpret_cast<const float4*>(&sb[kk][h * kHalfCols + lane * 4]);
-        const float4 hi = *reinterpret_cast<const float4*>(&sb[kk][h * kHalfCols + kHalfCols / 2 + lane * 4]);
-        bv[h][0] = lo.x, bv[h][1] = lo.y, bv[h][2] = lo.z, bv[h][3] = lo.w;
-        bv[h][4] = hi.x, bv[h][5] = hi.y, bv[h][6] = hi.z, bv[h][7] = hi.w;
-      }
-#pragma unroll
-      for (int i = 0; i < kRowsPerThread; ++i) {
-        const float av = sa[warp * kRowsPerThread + i][kk];
-#pragma unroll
-        for (int h = 0; h < HALVES; ++h)
-#pragma unroll
-          for (int q = 0; q < kLaneCols; ++q) acc[i][h][q] = fmaf(av, bv[h][q], acc[i][h][q]);
-      }
-    }
-    __syncthreads();
-  }
-
   const EpilogueArgs& e = args.ep;
   const bool bf16 = e.d.dtype == OG_DTYPE_BF16;
 #pragma unroll
   for (int i = 0; i < kRowsPerThread; ++i) {
-    const int gm = row0 + warp * kRowsPerThread + i;
+    const int gm = row + i;
     if (gm >= args.m) break;  // the warp's rows: uniform
     uint32_t own[HALVES][W];
 #pragma unroll
@@ -189,7 +99,7 @@ __global__ void __launch_bounds__(short_k::kThreads, short_k::blocks_per_sm(HALV
       const int gn = col0 + h * kHalfCols + lane * kLaneCols;
 #pragma unroll
       for (int g = 0; g < kLaneCols / 4; ++g) {
-        float v[4] = {acc[i][h][4 * g], acc[i][h][4 * g + 1], acc[i][h][4 * g + 2], acc[i][h][4 * g + 3]};
+        float v[4] = {value(i, h, 4 * g), value(i, h, 4 * g + 1), value(i, h, 4 * g + 2), value(i, h, 4 * g + 3)};
         const long long left = args.n - (gn + 4 * g);
         if (left > 0) epilogue_values<true, true>(e, batch, gm, int(gn + 4 * g), left < 4 ? int(left) : 4, v);
         if constexpr (OUT_BYTES == 4) {
@@ -244,6 +154,116 @@ __global__ void __launch_bounds__(short_k::kThreads, short_k::blocks_per_sm(HALV
       if constexpr (W == 8) short_k_detail::store_unit<4>(p + 16, out, r.lo - 16, r.hi - 16);
     }
   }
+}
+
+// An operand's element i as f32, its dtype fixed at compile time (T: an og_dtype; kAnyDtype: any,
+// decoded per element).
+constexpr int kAnyDtype = -1;
+template <int T>
+__device__ __forceinline__ float load_as(const OperandArgs& o, long long i) {
+  if constexpr (T == OG_DTYPE_F16) return __half2float(static_cast<const __half*>(o.ptr)[i]);
+  else if constexpr (T == OG_DTYPE_BF16) return __bfloat162float(static_cast<const __nv_bfloat16*>(o.ptr)[i]);
+  else if constexpr (T == OG_DTYPE_F32) return static_cast<const float*>(o.ptr)[i];
+  else return load(o.dtype, o.ptr, i);
+}
+// Calls f(integral_constant<int, T>) with the operand's dtype as T (kAnyDtype for the fp8 types).
+template <class F>
+__device__ __forceinline__ void with_dtype(og_dtype t, F&& f) {
+  switch (t) {
+    case OG_DTYPE_F16: f(std::integral_constant<int, OG_DTYPE_F16>{}); break;
+    case OG_DTYPE_BF16: f(std::integral_constant<int, OG_DTYPE_BF16>{}); break;
+    case OG_DTYPE_F32: f(std::integral_constant<int, OG_DTYPE_F32>{}); break;
+    default: f(std::integral_constant<int, kAnyDtype>{}); break;
+  }
+}
+
+}  // namespace short_k_detail
+
+template <int HALVES, int OUT_BYTES>
+__global__ void __launch_bounds__(short_k::kThreads, short_k::blocks_per_sm(HALVES)) short_k_gemm(const ShortKArgs args) {
+  using namespace short_k;
+  constexpr int kLaneCols = detail::short_k::kLaneCols;
+  constexpr int kCols = HALVES * kHalfCols;
+  __shared__ __align__(16) float sb[kChunkK][kCols + 4];
+  __shared__ float sa[kRows][kChunkK + 1];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const long long batch = (long long)args.batch_base + blockIdx.z;
+  const int row0 = int(blockIdx.y) * kRows;
+  const int col0 = int(blockIdx.x) * kCols;  // the family keeps col0 + kCols below 2^31
+  const OperandArgs& a = args.a;
+  const OperandArgs& b = args.b;
+
+  float acc[kRowsPerThread][HALVES][kLaneCols];
+#pragma unroll
+  for (int i = 0; i < kRowsPerThread; ++i)
+#pragma unroll
+    for (int h = 0; h < HALVES; ++h)
+#pragma unroll
+      for (int q = 0; q < kLaneCols; ++q) acc[i][h][q] = 0.0f;
+
+  // Staging walks each operand along its unit stride, so the loads coalesce either way; only the
+  // chunk's `steps` rows of K are staged (and read).
+  const bool b_n_contiguous = b.sc == 1 || b.sr != 1;
+  for (int k0 = 0; k0 < args.k; k0 += kChunkK) {
+    const int steps = min(kChunkK, args.k - k0);
+    // A K-contiguous B' is read along K only for a whole chunk: a shorter one would leave all but
+    // `steps` of each 16 threads idle and the rest loading every sixteenth column in turn.
+    const bool b_along_n = b_n_contiguous || steps < kChunkK;
+    short_k_detail::with_dtype(b.dtype, [&](auto t) {
+      constexpr int T = decltype(t)::value;
+      if (b_along_n) {  // thread: one column per half, every row of the chunk
+#pragma unroll
+        for (int h = 0; h < HALVES; ++h) {
+          const int j = h * kHalfCols + tid, slot = short_k_detail::b_slot(j);
+          const bool in = col0 + j < args.n;
+          const long long base = batch * b.bs + (long long)(col0 + j) * b.sc + (long long)k0 * b.sr;
+          for (int kk = 0; kk < steps; ++kk) sb[kk][slot] = in ? short_k_detail::load_as<T>(b, base + kk * b.sr) : 0.0f;
+        }
+      } else if (tid % kChunkK < steps) {  // thread: one row of the chunk, every sixteenth column
+        const int kk = tid % kChunkK;
+        const long long base = batch * b.bs + (long long)(k0 + kk) * b.sr;
+        constexpr int kStride = kThreads / kChunkK, kPasses = kCols / kStride;
+        // Unrolled over a fixed count so that the loads of a pass group issue before their stores.
+#pragma unroll 8
+        for (int s = 0; s < kPasses; ++s) {
+          const int j = tid / kChunkK + s * kStride;
+          sb[kk][short_k_detail::b_slot(j)] = col0 + j < args.n ? short_k_detail::load_as<T>(b, base + (long long)(col0 + j) * b.sc) : 0.0f;
+        }
+      }
+    });
+    short_k_detail::with_dtype(a.dtype, [&](auto t) {
+      constexpr int T = decltype(t)::value;
+      for (int e = tid; e < kRows * steps; e += kThreads) {
+        const int r = e / steps, kk = e - r * steps;
+        sa[r][kk] = row0 + r < args.m ? short_k_detail::load_as<T>(a, batch * a.bs + (long long)(row0 + r) * a.sr + (long long)(k0 + kk) * a.sc)
+                                     : 0.0f;
+      }
+    });
+    __syncthreads();
+#pragma unroll 2
+    for (int kk = 0; kk < steps; ++kk) {
+      float bv[HALVES][kLaneCols];
+#pragma unroll
+      for (int h = 0; h < HALVES; ++h) {
+        const float4 lo = *reinterpret_cast<const float4*>(&sb[kk][h * kHalfCols + lane * 4]);
+        const float4 hi = *reinterpret_cast<const float4*>(&sb[kk][h * kHalfCols + kHalfCols / 2 + lane * 4]);
+        bv[h][0] = lo.x, bv[h][1] = lo.y, bv[h][2] = lo.z, bv[h][3] = lo.w;
+        bv[h][4] = hi.x, bv[h][5] = hi.y, bv[h][6] = hi.z, bv[h][7] = hi.w;
+      }
+#pragma unroll
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        const float av = sa[warp * kRowsPerThread + i][kk];
+#pragma unroll
+        for (int h = 0; h < HALVES; ++h)
+#pragma unroll
+          for (int q = 0; q < kLaneCols; ++q) acc[i][h][q] = fmaf(av, bv[h][q], acc[i][h][q]);
+      }
+    }
+    __syncthreads();
+  }
+
+  short_k_detail::store_rows<HALVES, OUT_BYTES>(args, batch, row0 + warp * kRowsPerThread, col0, lane,
+                                                [&](int i, int h, int q) { return acc[i][h][q]; });
 }
 
 }  // namespace omnigemm::detail::cuda
