@@ -817,3 +817,20 @@ TEST_CASE("cuda model: short_k plans whole-row blocks, transposes a column-major
   CHECK_FALSE(sk->can_implement(f32_in, narrow_mma).ok());
   CHECK(sk->can_implement(f32_in, narrow).ok());
 }
+
+TEST_CASE("cuda model: few-row fp8 problems stay on the tensor cores: skinny pays its latency floor for fp8 too") {
+  // H200, fp8 seed 303 (K-major B): without the floor skinny took these from sm90_wgmma, 2 x 1712
+  // x 608 5.1 -> 33.7 us, 1 x 480 x 4992 6.3 -> 46.2, 31 x 16 x 8192 11.0 -> 23.8.
+  for (HopperPart part : {HopperPart::h100, HopperPart::h200}) {
+    ModelledHopper be(false, part);
+    CAPTURE(be.device().name);
+    for (auto [m, n, k] : {std::tuple{2, 1712, 608}, std::tuple{1, 480, 4992}, std::tuple{31, 16, 8192}}) {
+      CAPTURE(m);
+      CAPTURE(n);
+      CAPTURE(k);
+      Problem p = strided_problem(m, n, k, 1, "rc", k, k, n, OG_DTYPE_FP8_E4M3);
+      p.d.dtype = OG_DTYPE_F16;
+      CHECK(choice(be, p).rfind("skinny:", 0) != 0);
+    }
+  }
+}

@@ -129,17 +129,26 @@ class SkinnyFamily final : public SkinnyFamilyBase {
     const double share = !lanes_k || rows < 8 ? 0.5 : vec ? vec_share : 0.17;
     h.efficiency = lim.peak_tflops_f32 > 0 ? share * lim.peak_tflops_f32 / peak_tflops(lim, p) : 0.1 * share;
     const bool sixteen_bit = dtype_bytes(p.a.dtype) == 2 && dtype_bytes(p.b.dtype) == 2 && p.a.dtype == p.b.dtype;
+    // fp8 x fp8 with K-major operands at 16-byte alignment: sm90_wgmma reads them in place.
+    auto k_major = [&](const Operand& o, bool is_a) {
+      const bool unit_k = is_a ? o.stride_col == 1 : o.stride_row == 1;
+      return (o.dtype == OG_DTYPE_FP8_E4M3 || o.dtype == OG_DTYPE_FP8_E5M2) && unit_k &&
+             check_16_byte_operand(o, 1, is_a ? o.stride_row : o.stride_col, p.batch, nullptr);
+    };
+    const bool fp8_in_place = k_major(p.a, true) && k_major(p.b, false);
     h.memory_efficiency = !sixteen_bit ? 0.6 : lanes_k ? 0.2 : 0.35;
     h.memory_items_per_unit = 2;
     h.split_fixed_steps = 1;
     // Where it competes with skinny_mma (16-bit inputs), the latency floor skinny_mma has too
     // (skinny_latency_us), fitted on the H200's random-sweep rows: about 3 us per launch, then
     // per K chunk of a slice 1.8 us (axpy, 64 K; 2.5 at 16 rows), 1.5 us (dot with four-element
-    // loads, 256 K) or 5.2 us (dot element by element: three dependent loads per chunk). f32 and
-    // fp8 keep the throughput terms their choices against sgemm and sm90_repack were set on.
+    // loads, 256 K) or 5.2 us (dot element by element: three dependent loads per chunk). So do
+    // fp8 inputs sm90_wgmma reads in place (without the floor the kernel took fp8 seed 303's
+    // few-row problems from it: 2 x 1712 x 608 5.1 -> 33.7 us on the H200); f32 and the other
+    // fp8 problems keep the throughput terms their choices against sgemm and sm90_repack were set on.
     // With S staged at the columns' shifts (L off four-element boundaries) 0.5 us more per
     // launch (H200: one- and two-row problems of seeds 808-5757 against skinny_mma, same process).
-    if (sixteen_bit) {
+    if (sixteen_bit || fp8_in_place) {
       const double chunk_us = !lanes_k ? 1.8 + 0.045 * rows : vec ? 1.5 : 5.2;
       const int resident = lanes_k ? cuda::skinny::lanes_k_min_blocks(rows, vec) : 2;
       h.latency_us = skinny_latency_us(p, c, lim.compute_units, resident, vec && shifted ? 3.5 : 3.0, chunk_us);
