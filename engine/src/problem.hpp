@@ -62,5 +62,7 @@ int64_t storage_bytes(og_dtype d, int64_t elements);
 // The dtype is one of the block-scaled ones (mx, nvfp4); fp8 becomes block-scaled through its
 // scale mode instead (Operand::scale.present()).
 bool dtype_is_block_scaled(og_dtype d);
+// The dtype is a plain fp8 one (e4m3 or e5m2).
+bool dtype_is_fp8(og_dtype d);
 
 }  // namespace omnigemm::detail

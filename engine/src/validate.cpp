@@ -192,6 +192,8 @@ bool dtype_is_block_scaled(og_dtype d) {
   return d == OG_DTYPE_MXFP8 || d == OG_DTYPE_MXFP8_E5M2 || d == OG_DTYPE_MXFP4 || d == OG_DTYPE_NVFP4;
 }
 
+bool dtype_is_fp8(og_dtype d) { return d == OG_DTYPE_FP8_E4M3 || d == OG_DTYPE_FP8_E5M2; }
+
 int64_t Operand::extent_elements(int64_t batches) const {
   int64_t e = 0;
   return checked_extent(*this, batches, e) ? e : -1;

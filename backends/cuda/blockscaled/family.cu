@@ -23,7 +23,6 @@ constexpr Config kConfigs[] = {
 #undef OG_CUDA_SM90_BLOCKSCALED
 };
 
-bool is_fp8(og_dtype d) { return d == OG_DTYPE_FP8_E4M3 || d == OG_DTYPE_FP8_E5M2; }
 
 // Strides (in scales) of a resolved f32 scale tensor: row, column.
 void scale_strides(const BlockScale& s, long long& row, long long& col) {
@@ -93,7 +92,7 @@ class Sm90BlockscaledFamily final : public PlannedFamily<BlockscaledPlan> {
 Status Sm90BlockscaledFamily::check(const Problem& p, const Config& c, BlockscaledPlan& out, bool fill) const {
   if (dev_.info.limits.arch / 10 != 9 || !dev_.encode_tiled)
     return unsupported("needs an sm_90 device and a driver with cuTensorMapEncodeTiled (this is " + dev_.info.name + ")");
-  if (!is_fp8(p.a.dtype) || !is_fp8(p.b.dtype) || !p.a.scale.present() || !p.b.scale.present())
+  if (!dtype_is_fp8(p.a.dtype) || !dtype_is_fp8(p.b.dtype) || !p.a.scale.present() || !p.b.scale.present())
     return unsupported("runs fp8 (e4m3/e5m2) A and B with 128-blockwise f32 scales only (VEC128_F32 or BLK128x128_F32 for A, "
                 "BLK128x128_F32 for B)");
   const og_scale_mode ma = p.a.scale.mode, mb = p.b.scale.mode;

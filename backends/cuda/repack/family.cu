@@ -41,7 +41,6 @@ bool loadable_in_place(const Operand& o, bool k_major, bool unit_mn, bool k_majo
   return check_16_byte_operand(o, dtype_bytes(o.dtype), outer, batch, nullptr);
 }
 
-bool is_fp8(og_dtype t) { return t == OG_DTYPE_FP8_E4M3 || t == OG_DTYPE_FP8_E5M2; }
 bool is_16bit(og_dtype t) { return t == OG_DTYPE_F16 || t == OG_DTYPE_BF16; }
 
 // The input types sm90_wgmma runs a pair as: the pair itself where wgmma takes it (fp8 x fp8, equal
@@ -50,10 +49,10 @@ bool is_16bit(og_dtype t) { return t == OG_DTYPE_F16 || t == OG_DTYPE_BF16; }
 // bf16 value, so the products are exact and accumulate in f32). False for any other pair.
 bool inner_types(og_dtype a, og_dtype b, og_compute_mode mode, og_dtype& ia, og_dtype& ib) {
   ia = a, ib = b;
-  if ((is_fp8(a) && is_fp8(b)) || (is_16bit(a) && a == b) || (a == OG_DTYPE_F32 && b == OG_DTYPE_F32 && mode == OG_COMPUTE_TF32))
+  if ((dtype_is_fp8(a) && dtype_is_fp8(b)) || (is_16bit(a) && a == b) || (a == OG_DTYPE_F32 && b == OG_DTYPE_F32 && mode == OG_COMPUTE_TF32))
     return true;
-  if (is_16bit(a) && is_fp8(b)) return ib = a, true;
-  if (is_fp8(a) && is_16bit(b)) return ia = b, true;
+  if (is_16bit(a) && dtype_is_fp8(b)) return ib = a, true;
+  if (dtype_is_fp8(a) && is_16bit(b)) return ia = b, true;
   if (is_16bit(a) && is_16bit(b)) return ia = ib = OG_DTYPE_F32, true;
   return false;
 }

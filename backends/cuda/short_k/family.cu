@@ -39,7 +39,6 @@ Kernel kernel_for(int halves, int out_bytes, bool mma, og_dtype in) {
 // Each MMA kernel's record of the devices where its shared limit was raised.
 std::atomic<unsigned long long> g_mma_limit_raised[2][2][2];
 
-bool is_fp8(og_dtype t) { return t == OG_DTYPE_FP8_E4M3 || t == OG_DTYPE_FP8_E5M2; }
 
 // D' as the kernel sees it: D with unit column stride, or D^T where D is column-major (its rows
 // are then D's columns).
@@ -63,6 +62,7 @@ struct ShortKLaunch {
   cuda::ShortKArgs args{};
   Kernel kernel = nullptr;
   bool transposed = false;
+  bool mma = false;      // the mma.sync form (dynamic shared memory), else the FMA form (static)
   int shared_bytes = 0;  // dynamic (the MMA kernels)
   std::atomic<unsigned long long>* limit_raised = nullptr;
   long long col_blocks = 0, row_blocks = 0, batch = 0;
@@ -98,9 +98,8 @@ class ShortKFamily final : public PlannedFamily<ShortKLaunch> {
     out.grid[1] = l.row_blocks;
     out.grid[2] = l.batch;
     out.threads = sk::kThreads;
-    out.shared_bytes = l.limit_raised ? l.shared_bytes
-                                      : (long long)sizeof(float) * (sk::kChunkK * (sk::kHalfCols * l.halves + 4) + sk::kRows * (sk::kChunkK + 1));
-    out.notes = std::string(l.transposed ? "runs D^T = B^T A^T, " : "") + (l.limit_raised ? "mma.sync m16n8k16" : "f32 FMA") +
+    out.shared_bytes = l.mma ? l.shared_bytes : sk::fma_shared_bytes(l.halves);
+    out.notes = std::string(l.transposed ? "runs D^T = B^T A^T, " : "") + (l.mma ? "mma.sync m16n8k16" : "f32 FMA") +
                 ", warps own whole rows of D written in aligned 16-byte units";
   }
 
@@ -119,7 +118,7 @@ Status ShortKFamily::check(const Problem& p, const Config& c, ShortKLaunch& out,
   const auto [transposed, rows, cols] = rows_view(p);
   if (transposed && p.d.stride_row != 1) return unsupported("D needs a unit stride along its rows or its columns");
   const bool mma = is_mma(c);
-  if (mma && !(p.a.dtype == p.b.dtype && (p.a.dtype == OG_DTYPE_F16 || p.a.dtype == OG_DTYPE_BF16)) && !(is_fp8(p.a.dtype) && is_fp8(p.b.dtype)))
+  if (mma && !(p.a.dtype == p.b.dtype && (p.a.dtype == OG_DTYPE_F16 || p.a.dtype == OG_DTYPE_BF16)) && !(dtype_is_fp8(p.a.dtype) && dtype_is_fp8(p.b.dtype)))
     return unsupported("the mma form takes f16 x f16, bf16 x bf16 or fp8 x fp8 inputs (the FMA rows take any)");
   const int eb = dtype_bytes(dt);
   if ((reinterpret_cast<uintptr_t>(p.d.mem.ptr) + uintptr_t(p.d.mem.offset)) % eb != 0)
@@ -140,6 +139,7 @@ Status ShortKFamily::check(const Problem& p, const Config& c, ShortKLaunch& out,
   a.b = operand_args(p.b);
   if (transposed) transpose_views(a.a, a.b, a.ep);  // A' = B^T (N x K), B' = A^T (K x M), D' = D^T
   out.kernel = kernel_for(halves, eb, mma, p.a.dtype);
+  out.mma = mma;
   out.shared_bytes = mma ? sk::mma_shared_bytes(halves) : 0;
   out.limit_raised = mma ? &g_mma_limit_raised[halves - 1][eb == 4][p.a.dtype == OG_DTYPE_BF16] : nullptr;
   out.transposed = transposed;

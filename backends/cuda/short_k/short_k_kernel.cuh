@@ -23,6 +23,8 @@ constexpr int kRowsPerThread = 4;
 constexpr int kRows = kWarps * kRowsPerThread;  // rows of D' per block: each warp kRowsPerThread
 constexpr int kHalfCols = 32 * detail::short_k::kLaneCols;  // columns per warp-wide pass
 constexpr int kChunkK = 16;
+// The FMA kernel's static shared memory: B's chunk (padded rows) and A's chunk (padded columns).
+constexpr int fma_shared_bytes(int halves) { return int(sizeof(float)) * (kChunkK * (kHalfCols * halves + 4) + kRows * (kChunkK + 1)); }
 // Resident blocks per SM the kernels are built for (launch bounds): the register budgets at which
 // ptxas keeps 256-column (80 registers) and 512-column blocks (128) without spills.
 constexpr int blocks_per_sm(int halves) { return halves == 1 ? 3 : 2; }
@@ -186,6 +188,7 @@ __global__ void __launch_bounds__(short_k::kThreads, short_k::blocks_per_sm(HALV
   constexpr int kCols = HALVES * kHalfCols;
   __shared__ __align__(16) float sb[kChunkK][kCols + 4];
   __shared__ float sa[kRows][kChunkK + 1];
+  static_assert(sizeof(sb) + sizeof(sa) == fma_shared_bytes(HALVES), "explain reports the kernel's shared memory");
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const long long batch = (long long)args.batch_base + blockIdx.z;
   const int row0 = int(blockIdx.y) * kRows;

@@ -129,13 +129,7 @@ class SkinnyFamily final : public SkinnyFamilyBase {
     const double share = !lanes_k || rows < 8 ? 0.5 : vec ? vec_share : 0.17;
     h.efficiency = lim.peak_tflops_f32 > 0 ? share * lim.peak_tflops_f32 / peak_tflops(lim, p) : 0.1 * share;
     const bool sixteen_bit = dtype_bytes(p.a.dtype) == 2 && dtype_bytes(p.b.dtype) == 2 && p.a.dtype == p.b.dtype;
-    // fp8 x fp8 with K-major operands at 16-byte alignment: sm90_wgmma reads them in place.
-    auto k_major = [&](const Operand& o, bool is_a) {
-      const bool unit_k = is_a ? o.stride_col == 1 : o.stride_row == 1;
-      return (o.dtype == OG_DTYPE_FP8_E4M3 || o.dtype == OG_DTYPE_FP8_E5M2) && unit_k &&
-             check_16_byte_operand(o, 1, is_a ? o.stride_row : o.stride_col, p.batch, nullptr);
-    };
-    const bool fp8_in_place = k_major(p.a, true) && k_major(p.b, false);
+    const bool fp8_in_place = hopper_loads_fp8_in_place(p);
     h.memory_efficiency = !sixteen_bit ? 0.6 : lanes_k ? 0.2 : 0.35;
     h.memory_items_per_unit = 2;
     h.split_fixed_steps = 1;

@@ -71,6 +71,17 @@ inline bool hopper_loads_in_place(const Problem& p) {
   return in_place(p.a) && in_place(p.b);
 }
 
+// Both operands fp8 (e4m3 or e5m2), K-major (A with unit column stride, B with unit row stride)
+// and 16-byte aligned: sm90_wgmma reads them in place.
+inline bool hopper_loads_fp8_in_place(const Problem& p) {
+  auto k_major = [&](const Operand& o, bool is_a) {
+    const int64_t ld = is_a ? o.stride_row : o.stride_col;
+    const bool unit_k = (is_a ? o.stride_col : o.stride_row) == 1;
+    return dtype_is_fp8(o.dtype) && unit_k && check_16_byte_operand(o, 1, ld, p.batch, nullptr);
+  };
+  return k_major(p.a, true) && k_major(p.b, false);
+}
+
 // The problem's few rows (D's rows, or its columns when transposed) and its large operand as
 // oriented: L = B (K x N), or A^T (K x M) when transposed.
 inline int64_t skinny_rows(const Problem& p, bool transposed) { return transposed ? p.n : p.m; }

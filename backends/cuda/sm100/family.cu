@@ -28,14 +28,13 @@ struct Sm100Launch {
 // The MMA kind of an input pair, and the instruction descriptor's A and B format codes, or false.
 bool pick_kind(const Problem& p, Kind& kind, int& fa, int& fb, std::string& why) {
   const og_dtype ta = p.a.dtype, tb = p.b.dtype;
-  auto fp8 = [](og_dtype t) { return t == OG_DTYPE_FP8_E4M3 || t == OG_DTYPE_FP8_E5M2; };
   auto mx8 = [](og_dtype t) { return t == OG_DTYPE_MXFP8 || t == OG_DTYPE_MXFP8_E5M2; };
   if ((ta == OG_DTYPE_F16 || ta == OG_DTYPE_BF16) && ta == tb) {
     kind = Kind::f16;
     fa = fb = ta == OG_DTYPE_F16 ? sm100::kFormatF16 : sm100::kFormatBF16;
     return true;
   }
-  if (fp8(ta) && fp8(tb) && !p.a.scale.present() && !p.b.scale.present()) {
+  if (dtype_is_fp8(ta) && dtype_is_fp8(tb) && !p.a.scale.present() && !p.b.scale.present()) {
     kind = Kind::f8f6f4;
     fa = ta == OG_DTYPE_FP8_E5M2 ? sm100::kFormatE5M2 : sm100::kFormatE4M3;
     fb = tb == OG_DTYPE_FP8_E5M2 ? sm100::kFormatE5M2 : sm100::kFormatE4M3;

@@ -28,9 +28,8 @@ constexpr Config kSm80Configs[] = {
 // The multiplicand type for an input pair: 0 f16, 1 bf16, -1 none. fp8 values are exact in
 // either; f32 and mixed f16 x bf16 have no exact 16-bit type.
 int mma_multiplicand(og_dtype a, og_dtype b) {
-  auto fp8 = [](og_dtype t) { return t == OG_DTYPE_FP8_E4M3 || t == OG_DTYPE_FP8_E5M2; };
-  if ((a == OG_DTYPE_F16 || fp8(a)) && (b == OG_DTYPE_F16 || fp8(b))) return 0;
-  if ((a == OG_DTYPE_BF16 || fp8(a)) && (b == OG_DTYPE_BF16 || fp8(b))) return 1;
+  if ((a == OG_DTYPE_F16 || dtype_is_fp8(a)) && (b == OG_DTYPE_F16 || dtype_is_fp8(b))) return 0;
+  if ((a == OG_DTYPE_BF16 || dtype_is_fp8(a)) && (b == OG_DTYPE_BF16 || dtype_is_fp8(b))) return 1;
   return -1;
 }
 

@@ -144,7 +144,7 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   if (dev_.info.limits.arch / 10 != 9 || !dev_.encode_tiled)
     return unsupported("needs an sm_90 device and a driver with cuTensorMapEncodeTiled (this is " + dev_.info.name + ")");
   const og_dtype ta = p.a.dtype, tb = p.b.dtype;
-  const bool fp8 = (ta == OG_DTYPE_FP8_E4M3 || ta == OG_DTYPE_FP8_E5M2) && (tb == OG_DTYPE_FP8_E4M3 || tb == OG_DTYPE_FP8_E5M2);
+  const bool fp8 = dtype_is_fp8(ta) && dtype_is_fp8(tb);
   const bool sixteen = (ta == OG_DTYPE_F16 || ta == OG_DTYPE_BF16) && ta == tb;
   const bool tf32 = ta == OG_DTYPE_F32 && tb == OG_DTYPE_F32 && p.compute_mode == OG_COMPUTE_TF32;
   if (!fp8 && !sixteen && !tf32)

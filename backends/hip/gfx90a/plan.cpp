@@ -25,15 +25,14 @@ constexpr Config kConfigs[] = {
 #undef OG_HIP_GFX90A_MFMA
 };
 
-bool is_fp8(og_dtype t) { return t == OG_DTYPE_FP8_E4M3 || t == OG_DTYPE_FP8_E5M2; }
 
 // The multiplicand type for an input pair: 0 f16, 1 bf16, -1 none. fp8 values are exact in both;
 // fp8 x fp8 takes bf16, whose exponent range keeps e5m2's subnormals normal (MI200's MFMAs flush
 // f16 subnormal inputs to zero).
 int multiplicand(og_dtype a, og_dtype b) {
-  if (is_fp8(a) && is_fp8(b)) return 1;
-  if ((a == OG_DTYPE_F16 || is_fp8(a)) && (b == OG_DTYPE_F16 || is_fp8(b))) return 0;
-  if ((a == OG_DTYPE_BF16 || is_fp8(a)) && (b == OG_DTYPE_BF16 || is_fp8(b))) return 1;
+  if (dtype_is_fp8(a) && dtype_is_fp8(b)) return 1;
+  if ((a == OG_DTYPE_F16 || dtype_is_fp8(a)) && (b == OG_DTYPE_F16 || dtype_is_fp8(b))) return 0;
+  if ((a == OG_DTYPE_BF16 || dtype_is_fp8(a)) && (b == OG_DTYPE_BF16 || dtype_is_fp8(b))) return 1;
   return -1;
 }
 
