@@ -834,3 +834,33 @@ TEST_CASE("cuda model: few-row fp8 problems stay on the tensor cores: skinny pay
     }
   }
 }
+
+TEST_CASE("cuda model: waves of short-K tiles and of one-chunk skinny_mma blocks are priced; a batched GEMV runs on skinny") {
+  ModelledHopper be;
+  // Two waves or more of Hopper tiles take 2.9 us, then per wave 1 us and 0.075 us per 1024 tile
+  // elements: 6432 x 1511 x 2 on 128x128 tiles is 612 tiles, 5 waves of 132 CTAs.
+  const Problem wide = strided_problem(6432, 1511, 2, 1, "rc", 8, 16, 1520, OG_DTYPE_BF16);
+  CHECK(be.families()[0]->hints(wide, *Config::parse("sm90_wgmma:128x128x64-g8-s6-w12-coop")).latency_us ==
+        doctest::Approx(2.9 + 5 * (1.0 + 0.075 * 16)));
+  // One wave keeps the launch floor.
+  const Problem one_wave = strided_problem(1024, 1024, 64, 1, "rr", 64, 1024, 1024, OG_DTYPE_F16);
+  CHECK(be.families()[0]->hints(one_wave, *Config::parse("sm90_wgmma:128x256x64-g16-s4-w12-coop")).latency_us == doctest::Approx(4.5));
+  // skinny_mma's unsplit blocks cost 0.8 us more in every wave after the first: 16060 x 1 x 12 in
+  // 11 batches on the transposed 16-row tile is 251 x 11 blocks of one chunk, 21 waves.
+  const Problem gemv = strided_problem(16060, 1, 12, 11, "cr", 16067, 3, 5, OG_DTYPE_F16);
+  KernelFamily& skinny_mma = *be.families()[4];
+  REQUIRE(std::string(skinny_mma.name()) == "skinny_mma");
+  CHECK(skinny_mma.hints(gemv, *Config::parse("skinny_mma:64x16x64-g1-s4-w8-tmma")).latency_us ==
+        doctest::Approx(1.7 + 8.3 / 4 + 21 * 0.6 + 20 * 0.8));
+  // H200 (seed 7919): the copies and 11 waves of 128x64 tiles took 42.8 us, skinny_mma 32.8,
+  // skinny's one-row axpy form 16.3.
+  for (HopperPart part : {HopperPart::h100, HopperPart::h200}) {
+    ModelledHopper gpu(false, part);
+    CAPTURE(gpu.device().name);
+    CHECK(choice(gpu, gemv) == "skinny:64x1x64-g1-s1-w8-taxpy");
+  }
+  // One column against K = 3866 in 11 batches, A K-contiguous: on the H200 skinny's one-row dot
+  // form with four-element loads (13.4 us in 4 slices, 16.6 in 8) before the copies (18.8).
+  ModelledHopper h200(false, HopperPart::h200);
+  CHECK(choice(h200, strided_problem(187, 1, 3866, 11, "rc", 3872, 3871, 1, OG_DTYPE_F16)).rfind("skinny:32x1x256-", 0) == 0);
+}

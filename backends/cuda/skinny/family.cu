@@ -115,7 +115,9 @@ class SkinnyFamily final : public SkinnyFamilyBase {
   // four K per load of L) they ran 1.5x (8 rows) and 1.2x (16 rows) that rate (H200, f32).
   // Streaming 16-bit operands (where skinny_mma competes; bench/results/h200 runs r1 and r2,
   // same problems): the dot loaders (L contiguous along K) reached about half skinny_mma's rate
-  // and the axpy loaders about its rate, so their shares are set below and near its 0.4; the
+  // and the axpy loaders about its rate, so their shares are set below and near its 0.4 (the dot
+  // loaders 0.2 element by element, 0.25 with four-element loads: one and two rows against 12 MB
+  // and more of L ran at 0.23-0.28 of the H200's bandwidth with them, 0.19-0.22 without); the
   // other input types keep the H100's 0.6 (nothing else reads them in place).
   CostHints hints(const Problem& p, const Config& c) const override {
     CostHints h;
@@ -130,7 +132,7 @@ class SkinnyFamily final : public SkinnyFamilyBase {
     h.efficiency = lim.peak_tflops_f32 > 0 ? share * lim.peak_tflops_f32 / peak_tflops(lim, p) : 0.1 * share;
     const bool sixteen_bit = dtype_bytes(p.a.dtype) == 2 && dtype_bytes(p.b.dtype) == 2 && p.a.dtype == p.b.dtype;
     const bool fp8_in_place = hopper_loads_fp8_in_place(p);
-    h.memory_efficiency = !sixteen_bit ? 0.6 : lanes_k ? 0.2 : 0.35;
+    h.memory_efficiency = !sixteen_bit ? 0.6 : lanes_k ? (vec ? 0.25 : 0.2) : 0.35;
     h.memory_items_per_unit = 2;
     h.split_fixed_steps = 1;
     // Where it competes with skinny_mma (16-bit inputs), the latency floor skinny_mma has too

@@ -149,13 +149,13 @@ inline double skinny_latency_us(const Problem& p, const Config& c, int compute_u
 // The least time of a launch whose SMs issue its loads and fragment reads one block's K chunk
 // after another (CostHints::latency_us): the blocks run in waves of one per SM (an SM's resident
 // blocks overlap little), a block's K chunks at `chunk_us` each, and every wave after the first
-// `block_us` more where a block of a split launch waits (cluster start and synchronisation, the
-// slices' sums) that a lone block hides; all after the fixed price per launch.
+// `block_us` more (a block's start and stores, and where split, its cluster's start and
+// synchronisation and the slices' sums) that a lone wave hides; all after the fixed price per launch.
 inline double skinny_sm_time_us(const Problem& p, const Config& c, int compute_units, double fixed_us, double chunk_us,
                                 double block_us) {
   const SkinnyGrid g = skinny_grid(p, c);
   const double waves = std::ceil(g.blocks / double(std::max(compute_units, 1)));
-  return fixed_us + waves * g.chunks_per_slice * chunk_us + (c.split_k > 1 ? (waves - 1) * block_us : 0.0);
+  return fixed_us + waves * g.chunks_per_slice * chunk_us + (waves - 1) * block_us;
 }
 // A split deeper than a cluster ends with one block per tile adding every slice's partial sums
 // from the workspace in slice order: per slice at least one L2 round trip (the sums go two

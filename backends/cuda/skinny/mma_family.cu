@@ -61,8 +61,9 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
   // Below the memory term it runs at the time its blocks take on the SMs (skinny_sm_time_us):
   // about 3.8 us per launch and 0.6 us per K chunk of a block at 16 rows, 5.9 and 0.7 at 32, 10
   // and 0.9 at 64 (the fragments are gathered from shared memory element by element, so the
-  // larger tiles' chunks take longer), per wave of one block per SM, and a block of a split
-  // 0.3 us per slice of its cluster (as 8 beyond one) in every wave after the first. Fitted on
+  // larger tiles' chunks take longer), per wave of one block per SM, and in every wave after the
+  // first a block 0.8 us (unsplit; the many-wave rows of one or two chunks),
+  // a block of a split 0.3 us per slice of its cluster (as 8 beyond one). Fitted on
   // the H200's random-sweep rows: one-chunk problems, forced splits of long ones and of tall
   // ones (7001 x 7 x 1037 ran 15.2 / 14.9 / 17.0 / 23.8 / 27.7 us in 1 / 2 / 4 / 8 / 16 slices), so
   // that splits pay only where the column blocks leave SMs idle. Deep splits add their serial
@@ -75,7 +76,7 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
     h.split_fixed_steps = 2;
     const int rows = transposed_form(c.form.text) ? c.block_n : c.block_m;
     const double share = rows / 64.0;
-    const double block_us = 0.3 * std::min(c.split_k, kMaxClusterSplit);
+    const double block_us = c.split_k > 1 ? 0.3 * std::min(c.split_k, kMaxClusterSplit) : 0.8;
     h.latency_us = skinny_sm_time_us(p, c, dev_.info.limits.compute_units, 1.7 + 8.3 * share, 0.5 + 0.4 * share, block_us);
     h.extra_us = skinny_split_tail_us(c, rows, skinny_mma::kCols);
     return h;

@@ -46,6 +46,13 @@ constexpr double kCtaStreamGBps = 137;
 constexpr double kFewTileFixedUs = 2.9;
 constexpr double kSplitFixedUs = 1.5;
 constexpr double kSplitSliceUs = 0.2;
+// Every wave of work items takes at least a tile's pipeline fill, MMA and epilogue, which the
+// persistent CTAs do not overlap across tiles where K is a step or two: kTileWaveUs plus
+// kTileWaveUsPerKArea per 1024 elements of the tile, after kFewTileFixedUs, where there are two
+// waves or more (one wave: kLaunchFloorUs). Fitted as a floor under the H200's random-sweep rows
+// of a short K, 64x128 to 256x128 tiles, 2 to 26 waves (bench/results/h200).
+constexpr double kTileWaveUs = 1.0;
+constexpr double kTileWaveUsPerKArea = 0.075;
 
 struct Sm90Launch {
   sm90::Launch l;
@@ -275,6 +282,9 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   Form form = Form::coop;
   const bool form_ok = sm90::parse_form(c.form.text, form);
   const sm90::KernelKey key = form_ok ? sm90::kernel_key(c.block_m, c.block_n, c.split_k, form) : sm90::KernelKey{};
+  // Waves of work items (tiles times slices) over the CTAs the device holds, clusters whole.
+  const double items = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
+  const double waves = form_ok ? std::ceil(items / (key.cluster_size() * std::floor(double(dev_.programs()) / key.cluster_size()))) : 0;
   if (few_tiles && form_ok) {
     const double slice_steps = std::ceil(std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k) / std::max(1, c.split_k));
     const double step_bytes = double(c.block_m + c.block_n) * c.block_k * dtype_bytes(p.a.dtype);
@@ -283,13 +293,14 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
     double split_us = 0;
     if (key.split_pairs) step_us *= 4.0 / 3.0;
     else if (c.split_k > 1) split_us = kSplitFixedUs + kSplitSliceUs * c.split_k * (1.0 + double(c.block_m) * c.block_n / 8192.0);
-    const double items = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
-    const double waves = std::ceil(items / (key.cluster_size() * std::floor(double(dev_.programs()) / key.cluster_size())));
     h.latency_us = kFewTileFixedUs + waves * (step_us * slice_steps + split_us);
   }
-  // Every launch takes at least kLaunchFloorUs (the bench's least time of a tiny problem), and at
-  // least the time its epilogue takes to write D (d_store_us): what bounds a short K.
-  h.latency_us = std::max({h.latency_us, kLaunchFloorUs, d_store_us(p)});
+  // Every launch takes at least kLaunchFloorUs (the bench's least time of a tiny problem), its
+  // waves of tiles (kTileWaveUs), and the time its epilogue takes to write D (d_store_us): what
+  // bounds a short K.
+  const double wave_floor =
+      waves >= 2 ? kFewTileFixedUs + waves * (kTileWaveUs + kTileWaveUsPerKArea * c.block_m * c.block_n / 1024.0) : 0.0;
+  h.latency_us = std::max({h.latency_us, kLaunchFloorUs, wave_floor, d_store_us(p)});
   // A fused epilogue (activation, bias or C) or an f32 D on a kernel without the register
   // epilogue (kernel_key.hpp) leaves through shared memory and the general per-element code (or
   // the vector way), chunk by chunk, while the tensor cores wait: priced as moving D twice more
