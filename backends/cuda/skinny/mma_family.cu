@@ -62,8 +62,8 @@ class SkinnyMmaFamily final : public SkinnyFamilyBase {
   // about 3.8 us per launch and 0.6 us per K chunk of a block at 16 rows, 5.9 and 0.7 at 32, 10
   // and 0.9 at 64 (the fragments are gathered from shared memory element by element, so the
   // larger tiles' chunks take longer), per wave of one block per SM, and in every wave after the
-  // first a block 0.8 us (unsplit; the many-wave rows of one or two chunks),
-  // a block of a split 0.3 us per slice of its cluster (as 8 beyond one). Fitted on
+  // first a block 0.8 us more unsplit (the many-wave rows of one or two chunks), 0.3 us per slice
+  // of its cluster (as 8 beyond one) when split. Fitted on
   // the H200's random-sweep rows: one-chunk problems, forced splits of long ones and of tall
   // ones (7001 x 7 x 1037 ran 15.2 / 14.9 / 17.0 / 23.8 / 27.7 us in 1 / 2 / 4 / 8 / 16 slices), so
   // that splits pay only where the column blocks leave SMs idle. Deep splits add their serial

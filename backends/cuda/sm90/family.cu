@@ -46,11 +46,11 @@ constexpr double kCtaStreamGBps = 137;
 constexpr double kFewTileFixedUs = 2.9;
 constexpr double kSplitFixedUs = 1.5;
 constexpr double kSplitSliceUs = 0.2;
-// Every wave of work items takes at least a tile's pipeline fill, MMA and epilogue, which the
-// persistent CTAs do not overlap across tiles where K is a step or two: kTileWaveUs plus
-// kTileWaveUsPerKArea per 1024 elements of the tile, after kFewTileFixedUs, where there are two
-// waves or more (one wave: kLaunchFloorUs). Fitted as a floor under the H200's random-sweep rows
-// of a short K, 64x128 to 256x128 tiles, 2 to 26 waves (bench/results/h200).
+// Where K is a step or two, each wave of work items takes about a tile's pipeline fill, MMA and
+// epilogue: kTileWaveUs plus kTileWaveUsPerKArea per 1024 elements of the tile, after
+// kFewTileFixedUs, where there are two waves or more (one wave: kLaunchFloorUs). Fitted as a
+// floor under the H200's random-sweep rows of a short K, 64x128 to 256x128 tiles, 2 to 26 waves
+// (bench/results/h200).
 constexpr double kTileWaveUs = 1.0;
 constexpr double kTileWaveUsPerKArea = 0.075;
 
