@@ -39,7 +39,6 @@ Kernel kernel_for(int halves, int out_bytes, bool mma, og_dtype in) {
 // Each MMA kernel's record of the devices where its shared limit was raised.
 std::atomic<unsigned long long> g_mma_limit_raised[2][2][2];
 
-
 // D' as the kernel sees it: D with unit column stride, or D^T where D is column-major (its rows
 // are then D's columns).
 struct RowsView {

@@ -47,12 +47,12 @@ constexpr double kFewTileFixedUs = 2.9;
 constexpr double kSplitFixedUs = 1.5;
 constexpr double kSplitSliceUs = 0.2;
 // Where K is a step or two, each wave of work items takes about a tile's pipeline fill, MMA and
-// epilogue: kTileWaveUs plus kTileWaveUsPerKArea per 1024 elements of the tile, after
+// epilogue: kTileWaveUs plus kTileWaveUsPer1024Elements for each 1024 elements of the tile, after
 // kFewTileFixedUs, where there are two waves or more (one wave: kLaunchFloorUs). Fitted as a
 // floor under the H200's random-sweep rows of a short K, 64x128 to 256x128 tiles, 2 to 26 waves
 // (bench/results/h200).
 constexpr double kTileWaveUs = 1.0;
-constexpr double kTileWaveUsPerKArea = 0.075;
+constexpr double kTileWaveUsPer1024Elements = 0.075;
 
 struct Sm90Launch {
   sm90::Launch l;
@@ -299,7 +299,7 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // waves of tiles (kTileWaveUs), and the time its epilogue takes to write D (d_store_us): what
   // bounds a short K.
   const double wave_floor =
-      waves >= 2 ? kFewTileFixedUs + waves * (kTileWaveUs + kTileWaveUsPerKArea * c.block_m * c.block_n / 1024.0) : 0.0;
+      waves >= 2 ? kFewTileFixedUs + waves * (kTileWaveUs + kTileWaveUsPer1024Elements * c.block_m * c.block_n / 1024.0) : 0.0;
   h.latency_us = std::max({h.latency_us, kLaunchFloorUs, wave_floor, d_store_us(p)});
   // A fused epilogue (activation, bias or C) or an f32 D on a kernel without the register
   // epilogue (kernel_key.hpp) leaves through shared memory and the general per-element code (or
