@@ -5,6 +5,7 @@
 // where TMA or wgmma cannot take the operands.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -863,4 +864,39 @@ TEST_CASE("cuda model: waves of short-K tiles and of one-chunk skinny_mma blocks
   // form with four-element loads (13.4 us in 4 slices, 16.6 in 8) before the copies (18.8).
   ModelledHopper h200(false, HopperPart::h200);
   CHECK(choice(h200, strided_problem(187, 1, 3866, 11, "rc", 3872, 3871, 1, OG_DTYPE_F16)).rfind("skinny:32x1x256-", 0) == 0);
+}
+
+TEST_CASE("cuda model: tall problems whose N-major B has narrow lines run on its K-major copy over many tiles") {
+  // H200, f16, 128x64 tiles: 65536 x 8 x 256 ran 29.7 us with B N-major in place, 12.6 with B
+  // K-major, 18.2 on sm90_repack's K-major copy (bench/results/h200, runs p44 and p45).
+  for (HopperPart part : {HopperPart::h100, HopperPart::h200}) {
+    ModelledHopper gpu(false, part);
+    CAPTURE(gpu.device().name);
+    KernelFamily& sm90 = *gpu.families()[0];
+    KernelFamily& repack = *gpu.families()[1];
+    REQUIRE(std::string(sm90.name()) == "sm90_wgmma");
+    REQUIRE(std::string(repack.name()) == "sm90_repack");
+    const Config tile = *Config::parse("sm90_wgmma:128x64x64-g8-s8-w12-coop");
+    // Each program's first 8 K steps wait on the line-by-line fetches: 1.0 us per step for lines
+    // of 16 bytes, 0.4 for 32, 0.7 for 48, where there is more than one wave of work items.
+    const double items = 65536.0 / 128, programs = gpu.device().limits.compute_units;
+    const double per_program = std::ceil(items / programs);
+    CHECK(sm90.hints(problem(65536, 8, 256, OG_DTYPE_F16, OG_DTYPE_F16), tile).extra_us == doctest::Approx(per_program * 4 * 1.0));
+    CHECK(sm90.hints(problem(65536, 16, 256, OG_DTYPE_F16, OG_DTYPE_F16), tile).extra_us == doctest::Approx(per_program * 4 * 0.4));
+    CHECK(sm90.hints(problem(65536, 24, 4096, OG_DTYPE_F16, OG_DTYPE_F16), tile).extra_us == doctest::Approx(per_program * 8 * 0.7));
+    // One wave, a K-major B, lines of 64 bytes and more or under 16: no wait.
+    CHECK(sm90.hints(problem(8192, 8, 256, OG_DTYPE_F16, OG_DTYPE_F16), tile).extra_us == 0);
+    CHECK(sm90.hints(problem(65536, 4, 256, OG_DTYPE_F16, OG_DTYPE_F16, false, 4), tile).extra_us == 0);
+    CHECK(sm90.hints(problem(65536, 8, 256, OG_DTYPE_F16, OG_DTYPE_F16, true), tile).extra_us == 0);
+    CHECK(sm90.hints(problem(65536, 32, 256, OG_DTYPE_F16, OG_DTYPE_F16), tile).extra_us == 0);
+    // sm90_repack offers the copy of an aligned operand for narrow lines only.
+    const Config copied = *Config::parse("sm90_repack:128x64x64-g8-s8-w12-coop");
+    CHECK(repack.can_implement(problem(65536, 8, 256, OG_DTYPE_F16, OG_DTYPE_F16), copied));
+    CHECK_FALSE(repack.can_implement(problem(65536, 32, 256, OG_DTYPE_F16, OG_DTYPE_F16), copied));
+    CHECK(choice(gpu, problem(65536, 8, 256, OG_DTYPE_F16, OG_DTYPE_F16)).rfind("sm90_repack:", 0) == 0);
+    CHECK(choice(gpu, problem(131072, 8, 128, OG_DTYPE_BF16, OG_DTYPE_BF16)).rfind("sm90_repack:", 0) == 0);
+    CHECK(choice(gpu, problem(65536, 8, 256, OG_DTYPE_F16, OG_DTYPE_F16, true)).rfind("sm90_wgmma:", 0) == 0);
+    // One wave waits little: in place (1000 x 8 x 1000 ran 7.5 us in place, 13.0 on the copy).
+    CHECK(choice(gpu, problem(1000, 8, 1000, OG_DTYPE_F16, OG_DTYPE_F16)).rfind("sm90_wgmma:", 0) == 0);
+  }
 }

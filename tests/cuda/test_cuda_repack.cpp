@@ -1,8 +1,9 @@
 // cuda.sm90_repack on a GPU: every row of its table forced on operands the Hopper kernel cannot
 // load in place (odd leading dimensions in every layout, fp8 with a row-major B), misaligned
 // bases, odd batch strides and a broadcast B on device pointers, the default choice on unaligned
-// problems of 1024 and more, and the copies in the caller's workspace. Without an sm_90 device
-// every test prints "SKIPPED cuda: <test>: <reason>".
+// problems of 1024 and more, tall problems of a few columns with an aligned N-major B, and the
+// copies in the caller's workspace. Without an sm_90 device every test prints
+// "SKIPPED cuda: <test>: <reason>".
 #include <doctest/doctest.h>
 
 #include <string>
@@ -58,6 +59,34 @@ TEST_CASE("cuda: unaligned problems of 1024 and more choose sm90_repack and matc
   if (!ctx) return;
   run_device_case(*ctx, 1030, 1024, 1027, 1, Dtype::bf16, Dtype::bf16, false, false, 0, 0, false, "", "cuda.sm90_repack");
   run_device_case(*ctx, 1024, 2053, 1024, 2, Dtype::f16, Dtype::f16, false, true, 2, 0, false, "", "cuda.sm90_repack");
+}
+
+TEST_CASE("cuda: tall problems of a few columns with an aligned N-major B run on its K-major copy and match float64") {
+  auto ctx = sm90_context("sm90_repack narrow N-major B");
+  if (!ctx) return;
+  // Every operand is 16-byte aligned; B's lines of 8 and 24 elements TMA could load in place, line
+  // by line; over 512 tiles the model takes the copy. A second batch on the second.
+  for (const int64_t n : {8, 24}) {
+    CAPTURE(n);
+    const int64_t batch = n == 24 ? 2 : 1;
+    HostMatrix A(65536, 256, Dtype::bf16, Layout::row_major, 0, batch), B(256, n, Dtype::bf16, Layout::row_major, 0, batch),
+        D(65536, n, Dtype::bf16, Layout::row_major, 0, batch);
+    A.randomize();
+    B.randomize();
+    D.poison();
+    DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D);
+    Gemm g = device_gemm(A, da, B, db, D, dd);
+    g.batch_count = batch;
+    auto ex = ctx->explain(g);
+    REQUIRE_MESSAGE(ex.ok(), ex.status().message);
+    CHECK_MESSAGE(ex->family() == "cuda.sm90_repack", ex->report());
+    CHECK_MESSAGE(ex->report().find("B copied K-major") != std::string::npos, ex->report());
+    REQUIRE(ctx->run(g).ok());
+    dd.download(D);
+    const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, batch));
+    CHECK(r.non_finite == 0);
+    CHECK(r.rel_error <= tolerance(Dtype::bf16, 256, Dtype::bf16, Dtype::bf16));
+  }
 }
 
 TEST_CASE("cuda: sm90_repack's copies live in the caller's workspace when one is given") {

@@ -1,7 +1,8 @@
 // cuda.sm90_repack: the Hopper TMA/wgmma kernel (cuda.sm90_wgmma) on copies of the operands it
 // cannot load as they are: a base, leading dimension or batch stride that is not a multiple of
 // 16 bytes, no unit stride, fp8 or tf32 (f32 with compute_mode TF32) that is not K-major, or an
-// input type wgmma does not pair with the other's. Mixed inputs are converted exactly on copy
+// input type wgmma does not pair with the other's, or 16-bit and MN-major with lines too narrow for
+// TMA's row-by-row loads (copied K-major). Mixed inputs are converted exactly on copy
 // (convert.hpp): 16-bit x fp8 runs as the 16-bit type, f16 x bf16 as f32 copies on the TF32 rows.
 // The repack copy (copy.hpp; one launch, two where the copies' element sizes differ) writes each
 // such operand with a leading dimension rounded up to 16 bytes into the call's workspace (16-bit
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "../families.hpp"
+#include "../sm90/narrow_lines.hpp"
 #include "cost_model.hpp"
 #include "copy.hpp"
 #include "staged.hpp"
@@ -144,14 +146,19 @@ class Sm90RepackFamily final : public KernelFamily {
     if (p.k < 1) return unsupported("K must be at least 1");
     if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return unsupported("dimensions must be below 2^31");
     const bool k_major_only = dtype_bytes(pl.type_a) != 2;  // fp8 and tf32 wgmma read K-major operands only
-    pl.copies_a = pl.type_a != ta || !loadable_in_place(p.a, p.a.stride_col == 1, p.a.stride_row == 1, k_major_only, p.batch);
-    pl.copies_b = pl.type_b != tb || !loadable_in_place(p.b, p.b.stride_row == 1, p.b.stride_col == 1, k_major_only, p.batch);
+    const bool a_mn = p.a.stride_row == 1 && p.a.stride_col != 1, b_mn = p.b.stride_col == 1 && p.b.stride_row != 1;
+    // An MN-major operand of narrow lines (sm90::narrow_mn_lines) is copied K-major: the copy
+    // is small, and TMA loads such lines one by one.
+    const bool narrow_a = a_mn && sm90::narrow_mn_lines(p.m, dtype_bytes(ta));
+    const bool narrow_b = b_mn && sm90::narrow_mn_lines(p.n, dtype_bytes(tb));
+    pl.copies_a = pl.type_a != ta || narrow_a || !loadable_in_place(p.a, p.a.stride_col == 1, p.a.stride_row == 1, k_major_only, p.batch);
+    pl.copies_b = pl.type_b != tb || narrow_b || !loadable_in_place(p.b, p.b.stride_row == 1, p.b.stride_col == 1, k_major_only, p.batch);
     if (!pl.copies_a && !pl.copies_b)
       return unsupported("every operand is 16-byte aligned with a unit stride (and K-major where fp8 or tf32): sm90_wgmma runs it without copies");
     // 16-bit copies keep an MN-major source's orientation (a straight copy, no transpose) where
-    // the config takes that layout; K-major copies otherwise.
-    const bool keep_a = !k_major_only && p.a.stride_row == 1 && p.a.stride_col != 1;
-    const bool keep_b = !k_major_only && p.b.stride_col == 1 && p.b.stride_row != 1;
+    // the config takes that layout and its lines are not narrow; K-major copies otherwise.
+    const bool keep_a = !k_major_only && a_mn && !narrow_a;
+    const bool keep_b = !k_major_only && b_mn && !narrow_b;
     if (keep_a || keep_b) {
       const RepackPlan start = pl;
       if (build(p, c, keep_a, keep_b, pl)) return {};

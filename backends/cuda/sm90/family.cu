@@ -7,6 +7,7 @@
 #include "../kernel_views.hpp"
 #include "cost_model.hpp"
 #include "launch.hpp"
+#include "narrow_lines.hpp"
 #include "tensor_map_encode.hpp"
 #include "omnigemm/tile_schedule.h"
 
@@ -53,6 +54,13 @@ constexpr double kSplitSliceUs = 0.2;
 // (bench/results/h200).
 constexpr double kTileWaveUs = 1.0;
 constexpr double kTileWaveUsPer1024Elements = 0.075;
+// The time a K step of a work item waits on an operand of narrow MN-major lines
+// (sm90::narrow_mn_lines), by the lines' bytes: 16, 32, 48; for at most kNarrowLineSteps steps of
+// each item (a long K waits less per step). Fitted on the H200's forced 128x64 tiles of tall
+// problems of 8, 16 and 24 columns, K 64 to 1024, 512 and 1024 tiles, with B N-major against the
+// same problems with B K-major (bench/results/h200, runs p44 and p45).
+constexpr double kNarrowLineStepUs[3] = {1.0, 0.4, 0.7};
+constexpr double kNarrowLineSteps = 8;
 
 struct Sm90Launch {
   sm90::Launch l;
@@ -301,6 +309,22 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   const double wave_floor =
       waves >= 2 ? kFewTileFixedUs + waves * (kTileWaveUs + kTileWaveUsPer1024Elements * c.block_m * c.block_n / 1024.0) : 0.0;
   h.latency_us = std::max({h.latency_us, kLaunchFloorUs, wave_floor, d_store_us(p)});
+  // An operand whose MN-major lines are narrow (sm90::narrow_mn_lines; the same test in either
+  // orientation) adds to the first K steps of a program's work items the wait on its
+  // line-by-line fetches, kNarrowLineStepUs by the lines' bytes, where the problem has more
+  // 128x128 tiles than the device has programs (within one wave the measured waits were small and
+  // erratic); the test is the problem's, so that its configs compare alike.
+  if (form_ok && tiles > dev_.programs()) {
+    const int eb = dtype_bytes(p.a.dtype);
+    auto step_us = [&](int64_t mn) {
+      const int64_t bytes = mn * eb;
+      return !sm90::narrow_mn_lines(mn, eb) ? 0.0 : bytes == 16 ? kNarrowLineStepUs[0] : bytes % 32 == 0 ? kNarrowLineStepUs[1] : kNarrowLineStepUs[2];
+    };
+    const double narrow_us = (p.a.stride_row == 1 && p.a.stride_col != 1 ? step_us(p.m) : 0.0) +
+                             (p.b.stride_col == 1 && p.b.stride_row != 1 ? step_us(p.n) : 0.0);
+    const double item_steps = std::min(kNarrowLineSteps, std::ceil(std::ceil(double(p.k) / c.block_k) / std::max(1, c.split_k)));
+    h.extra_us += std::ceil(items / dev_.programs()) * item_steps * narrow_us;
+  }
   // A fused epilogue (activation, bias or C) or an f32 D on a kernel without the register
   // epilogue (kernel_key.hpp) leaves through shared memory and the general per-element code (or
   // the vector way), chunk by chunk, while the tensor cores wait: priced as moving D twice more
