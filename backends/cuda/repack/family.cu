@@ -1,8 +1,8 @@
 // cuda.sm90_repack: the Hopper TMA/wgmma kernel (cuda.sm90_wgmma) on copies of the operands it
 // cannot load as they are: a base, leading dimension or batch stride that is not a multiple of
 // 16 bytes, no unit stride, fp8 or tf32 (f32 with compute_mode TF32) that is not K-major, or an
-// input type wgmma does not pair with the other's, or 16-bit and MN-major with lines too narrow for
-// TMA's row-by-row loads (copied K-major). Mixed inputs are converted exactly on copy
+// input type wgmma does not pair with the other's, or 16-bit and MN-major with lines of 16-48 bytes
+// (sm90/narrow_lines.hpp: copied K-major). Mixed inputs are converted exactly on copy
 // (convert.hpp): 16-bit x fp8 runs as the 16-bit type, f16 x bf16 as f32 copies on the TF32 rows.
 // The repack copy (copy.hpp; one launch, two where the copies' element sizes differ) writes each
 // such operand with a leading dimension rounded up to 16 bytes into the call's workspace (16-bit
