@@ -1,5 +1,6 @@
 #include "bench_options.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -79,7 +80,9 @@ void print_usage() {
       "  (sweeps; default: the Triton tutorial's square series M=N=K=128*i, i=2..32)\n"
       "  --quick                       square sizes 256, 512, 768, 1024, 1536, 2048\n"
       "  --sizes 512,1024              square sizes\n"
-      "  --shapes MxNxK,...            explicit shapes\n"
+      "  --shapes MxNxK[xB][:AB[:LDA:LDB:LDD]],...  explicit shapes; with B a batch, with AB the layouts of A\n"
+      "                                and B (r or c each: row- or column-major; D is row-major; overrides\n"
+      "                                --b-layout) and their leading dimensions and D's (at least the dense ones)\n"
       "  --llm                         M in {16,128,4096} x (N,K) in {(4096,4096),(14336,4096),(4096,14336)}\n"
       "  --K_range A B --K_step S --MN X   K sweep with M=N=X (default X=4096)\n"
       "  --random N                    N problems drawn from --seed: M, N, K log-uniform in [1, 16384] (a share\n"
@@ -121,6 +124,38 @@ void print_usage() {
       "Environment: OMNIGEMM_CUBLAS_DIR, OMNIGEMM_ROCBLAS_DIR, OMNIGEMM_OPENBLAS_DIR (folders of the vendor libraries).");
 }
 
+
+// One --shapes entry: MxNxK[xB][:AB[:LDA:LDB:LDD]]. Leading dimensions below the dense ones are refused.
+static bool parse_shape(const std::string& text, Shape& s) {
+  const auto fields = split(text, ':');
+  if (fields.empty() || fields.size() == 3 || fields.size() == 4 || fields.size() > 5) return false;
+  const auto dims = split(fields[0], 'x');
+  if (dims.size() != 3 && dims.size() != 4) return false;
+  auto number = [](const std::string& t, int64_t& out) {
+    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12) return false;
+    out = std::stoll(t);
+    return true;
+  };
+  int64_t batch = 1;
+  if (!number(dims[0], s.m) || !number(dims[1], s.n) || !number(dims[2], s.k)) return false;
+  if (dims.size() == 4 && (!number(dims[3], batch) || batch < 1)) return false;
+  if (fields.size() == 1 && batch == 1) return true;  // a plain shape: --b-layout decides
+  Storage& st = s.storage;
+  st.batch = batch;
+  s.stored = true;
+  if (fields.size() == 1) return true;  // batched, row-major A and B
+  const std::string& ab = fields[1];
+  if (ab.size() != 2 || (ab[0] != 'r' && ab[0] != 'c') || (ab[1] != 'r' && ab[1] != 'c')) return false;
+  st.a_col_major = ab[0] == 'c';
+  st.b_col_major = ab[1] == 'c';
+  if (fields.size() == 2) return true;
+  int64_t lda = 0, ldb = 0, ldd = 0;
+  if (!number(fields[2], lda) || !number(fields[3], ldb) || !number(fields[4], ldd)) return false;
+  st.a_pad = lda - std::max<int64_t>(st.a_col_major ? s.m : s.k, 1);
+  st.b_pad = ldb - std::max<int64_t>(st.b_col_major ? s.k : s.n, 1);
+  st.d_pad = ldd - std::max<int64_t>(s.n, 1);
+  return st.a_pad >= 0 && st.b_pad >= 0 && st.d_pad >= 0;
+}
 
 bool parse_args(int argc, char** argv, Options& o, std::string& err) {
   std::vector<int64_t> sizes;
@@ -209,9 +244,10 @@ bool parse_args(int argc, char** argv, Options& o, std::string& err) {
       } else if (a == "--shapes") {
         if (!(v = need(i, "--shapes"))) return false;
         for (const auto& s : split(v, ',')) {
-          auto p = split(s, 'x');
-          if (p.size() != 3) { err = "bad shape '" + s + "' (MxNxK)"; return false; }
-          o.shapes.push_back({std::stoll(p[0]), std::stoll(p[1]), std::stoll(p[2])});
+          if (!parse_shape(s, o.shapes.emplace_back())) {
+            err = "bad shape '" + s + "' (MxNxK[xB][:AB[:LDA:LDB:LDD]], e.g. 4096x40x4096:rr or 291x251x64x4:rc:64:64:256)";
+            return false;
+          }
         }
         o.sweep = "list";
       } else if (a == "--random") {

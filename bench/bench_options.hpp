@@ -25,6 +25,7 @@ struct Storage {
 struct Shape {
   int64_t m = 0, n = 0, k = 0;
   bool drawn = false;  // from --random: `storage` and `dtype` (an index into Options::dtypes) apply
+  bool stored = false; // from --shapes with layouts (M x N x K[x B]:AB[:LDA:LDB:LDD]): `storage` applies
   int64_t draw = -1;   // from --random: its index in the seed's draw (the x column), kept by --random-pick
   Storage storage;
   int dtype = 0;

@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
       HostProblem hp;
       hp.shape = sh;
       hp.dt = dt;
-      if (sh.drawn) hp.st = sh.storage;
+      if (sh.drawn || sh.stored) hp.st = sh.storage;
       else hp.st.b_col_major = o.b_layout == "col" || (o.b_layout == "auto" && fp8) || !dt.format.empty();
       hp.slope = o.leaky_slope;
       hp.forced_config = o.forced_config;
