@@ -142,6 +142,10 @@ bool cuda_technique_on(const char* variable) {
 #endif
 }
 
+bool dependent_launch_on(const CudaDevice& dev) {
+  return dev.info.limits.arch / 10 == 9 && cuda_technique_on("OMNIGEMM_CUDA_PDL");
+}
+
 cuda::OperandArgs operand_args(const Operand& o) {
   const char* base = o.present ? static_cast<const char*>(o.mem.ptr) + o.mem.offset : nullptr;
   return cuda::OperandArgs{base, o.dtype, o.stride_row, o.stride_col, o.batch_stride};

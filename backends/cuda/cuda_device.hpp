@@ -87,6 +87,10 @@ class CudaDevice {
 // build (OMNIGEMM_DEVELOPER) reads `variable` ("0" turns the technique off).
 bool cuda_technique_on(const char* variable);
 
+// Whether this backend's kernels may be launched programmatically dependent on `dev`
+// (dependent_launch.cuh): an sm_90 device, whose sm_90a code holds the kernels' waits.
+bool dependent_launch_on(const CudaDevice& dev);
+
 // The problem D^T = B^T A^T: its A is B transposed, and so on; per-M and per-N bias swap.
 Problem transposed(const Problem& p);
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "../dependent_launch.cuh"
 #include "copy.hpp"
 
 namespace omnigemm::detail::repack {
@@ -141,6 +142,7 @@ __device__ void copy_tile_direct(const Copy& c, long long tile, int b) {
 template <class S, class D>
 __global__ void __launch_bounds__(kThreads) repack_kernel(const __grid_constant__ Args args) {
   __shared__ Tile<S> s;
+  cuda::dependent_launch_begin();  // the previous GEMM may still read the destination
   const long long t0 = tiles_of(args.copy[0]);
   const long long total = t0 + (args.count > 1 ? tiles_of(args.copy[1]) : 0);
   const int batches = max(args.copy[0].batches, args.count > 1 ? args.copy[1].batches : 0);
@@ -161,8 +163,19 @@ __global__ void __launch_bounds__(kThreads) repack_kernel(const __grid_constant_
     }
 }
 
+template <class S, class D>
+cudaError_t launch_typed(const Args& args, const dim3 grid, bool dependent, cudaStream_t stream) {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attrs[1]{};
+  config.gridDim = grid;
+  config.blockDim = dim3(kThreads);
+  config.stream = stream;
+  cuda::add_dependent_launch(config, attrs, dependent);
+  return cudaLaunchKernelEx(&config, repack_kernel<S, D>, args);
+}
+
 // One launch of copies sharing their element sizes.
-cudaError_t launch_group(const Args& args, cudaStream_t stream) {
+cudaError_t launch_group(const Args& args, bool dependent, cudaStream_t stream) {
   long long tiles = 0;
   int batches = 0;
   for (int i = 0; i < args.count; ++i) {
@@ -172,13 +185,12 @@ cudaError_t launch_group(const Args& args, cudaStream_t stream) {
   }
   const dim3 grid(unsigned(std::min<long long>(tiles, 1 << 20)), unsigned(std::min(batches, 65535)));
   const int sb = args.copy[0].src_bytes, db = args.copy[0].dst_bytes;
-  if (sb == 4 && db == 4) repack_kernel<unsigned, unsigned><<<grid, kThreads, 0, stream>>>(args);
-  else if (sb == 2 && db == 2) repack_kernel<unsigned short, unsigned short><<<grid, kThreads, 0, stream>>>(args);
-  else if (sb == 1 && db == 1) repack_kernel<unsigned char, unsigned char><<<grid, kThreads, 0, stream>>>(args);
-  else if (sb == 1 && db == 2) repack_kernel<unsigned char, unsigned short><<<grid, kThreads, 0, stream>>>(args);
-  else if (sb == 2 && db == 4) repack_kernel<unsigned short, unsigned><<<grid, kThreads, 0, stream>>>(args);
-  else return cudaErrorInvalidValue;
-  return cudaGetLastError();
+  if (sb == 4 && db == 4) return launch_typed<unsigned, unsigned>(args, grid, dependent, stream);
+  if (sb == 2 && db == 2) return launch_typed<unsigned short, unsigned short>(args, grid, dependent, stream);
+  if (sb == 1 && db == 1) return launch_typed<unsigned char, unsigned char>(args, grid, dependent, stream);
+  if (sb == 1 && db == 2) return launch_typed<unsigned char, unsigned short>(args, grid, dependent, stream);
+  if (sb == 2 && db == 4) return launch_typed<unsigned short, unsigned>(args, grid, dependent, stream);
+  return cudaErrorInvalidValue;
 }
 
 bool same_sizes(const Copy& a, const Copy& b) { return a.src_bytes == b.src_bytes && a.dst_bytes == b.dst_bytes; }
@@ -202,18 +214,18 @@ bool set_conversion(og_dtype from, og_dtype to, Copy& c) {
 
 int launches(const Args& args) { return args.count > 1 && !same_sizes(args.copy[0], args.copy[1]) ? 2 : 1; }
 
-cudaError_t launch(const Args& args, cudaStream_t stream) {
+cudaError_t launch(const Args& args, bool dependent, cudaStream_t stream) {
   if (args.count < 1 || args.count > 2) return cudaErrorInvalidValue;
   for (int i = 0; i < args.count; ++i) {
     const Copy& c = args.copy[i];
     if (c.rows <= 0 || c.cols <= 0 || c.batches <= 0) return cudaErrorInvalidValue;
   }
-  if (launches(args) == 1) return launch_group(args, stream);
+  if (launches(args) == 1) return launch_group(args, dependent, stream);
   for (int i = 0; i < args.count; ++i) {
     Args one;
     one.copy[0] = args.copy[i];
     one.count = 1;
-    if (const cudaError_t e = launch_group(one, stream); e != cudaSuccess) return e;
+    if (const cudaError_t e = launch_group(one, dependent, stream); e != cudaSuccess) return e;
   }
   return cudaSuccess;
 }

@@ -40,6 +40,7 @@ struct Args {
 // The launches `args` takes (1 or 2).
 int launches(const Args& args);
 
-cudaError_t launch(const Args& args, cudaStream_t stream);
+// dependent: launched programmatically dependent (dependent_launch.cuh; sm_90 devices only).
+cudaError_t launch(const Args& args, bool dependent, cudaStream_t stream);
 
 }  // namespace omnigemm::detail::repack

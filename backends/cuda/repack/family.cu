@@ -128,7 +128,7 @@ class Sm90RepackFamily final : public KernelFamily {
                           pl.copy.copy[i].dst = scratch + pl.offsets[i];
                           pl.copied[i]->mem.ptr = scratch + pl.offsets[i];
                         }
-                        OG_CUDA_TRY(repack::launch(pl.copy, st), "repack copy launch");
+                        OG_CUDA_TRY(repack::launch(pl.copy, dependent_launch_on(dev_), st), "repack copy launch");
                         return {};
                       });
   }

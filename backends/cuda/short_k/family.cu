@@ -6,6 +6,7 @@
 #include "../families.hpp"
 #include "../kernel_views.hpp"
 #include "../shared_limit.hpp"
+#include "../dependent_launch.cuh"
 #include "cost_model.hpp"
 #include "short_k_mma_kernel.cuh"
 
@@ -87,8 +88,14 @@ class ShortKFamily final : public PlannedFamily<ShortKLaunch> {
     for (long long b0 = 0; b0 < l.batch; b0 += dev_.max_grid_z) {
       l.args.batch_base = int(b0);
       const dim3 grid(unsigned(l.col_blocks), unsigned(l.row_blocks), unsigned(std::min<long long>(dev_.max_grid_z, l.batch - b0)));
-      l.kernel<<<grid, sk::kThreads, size_t(l.shared_bytes), static_cast<cudaStream_t>(stream)>>>(l.args);
-      OG_CUDA_TRY(cudaGetLastError(), "short_k kernel launch");
+      cudaLaunchConfig_t config{};
+      cudaLaunchAttribute attrs[1]{};
+      config.gridDim = grid;
+      config.blockDim = dim3(sk::kThreads);
+      config.dynamicSmemBytes = size_t(l.shared_bytes);
+      config.stream = static_cast<cudaStream_t>(stream);
+      cuda::add_dependent_launch(config, attrs, dependent_launch_on(dev_));
+      OG_CUDA_TRY(cudaLaunchKernelEx(&config, l.kernel, l.args), "short_k kernel launch");
     }
     return {};
   }

@@ -12,6 +12,7 @@
 
 #include <type_traits>
 
+#include "../dependent_launch.cuh"
 #include "../epilogue.cuh"
 #include "row_units.h"
 
@@ -184,6 +185,7 @@ __device__ __forceinline__ void with_dtype(og_dtype t, F&& f) {
 template <int HALVES, int OUT_BYTES>
 __global__ void __launch_bounds__(short_k::kThreads, short_k::blocks_per_sm(HALVES)) short_k_gemm(const ShortKArgs args) {
   using namespace short_k;
+  dependent_launch_begin();
   constexpr int kLaneCols = detail::short_k::kLaneCols;
   constexpr int kCols = HALVES * kHalfCols;
   __shared__ __align__(16) float sb[kChunkK][kCols + 4];

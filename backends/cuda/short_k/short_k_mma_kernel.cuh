@@ -38,6 +38,7 @@ __device__ __forceinline__ unsigned short load_bits(const OperandArgs& o, long l
 template <int HALVES, int OUT_BYTES, class T>
 __global__ void __launch_bounds__(short_k::kThreads, short_k::blocks_per_sm(HALVES)) short_k_mma_gemm(const ShortKArgs args) {
   using namespace short_k;
+  dependent_launch_begin();
   constexpr int kCols = HALVES * kHalfCols;
   constexpr int P = kMmaPitchK;
   constexpr int kTilePitch = mma_tile_pitch(HALVES);

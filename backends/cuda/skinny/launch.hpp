@@ -201,7 +201,7 @@ class SkinnyFamilyBase : public PlannedFamily<SkinnyLaunch> {
       config.blockDim = dim3(cuda::skinny::kThreads);
       config.dynamicSmemBytes = size_t(l.dynamic_shared);
       config.stream = s;
-      cudaLaunchAttribute attribute[1];
+      cudaLaunchAttribute attribute[2]{};
       if (l.args.split > 1 && l.args.split <= kMaxClusterSplit) {
         attribute[0].id = cudaLaunchAttributeClusterDimension;
         attribute[0].val.clusterDim.x = unsigned(l.args.split);
@@ -209,6 +209,7 @@ class SkinnyFamilyBase : public PlannedFamily<SkinnyLaunch> {
         config.attrs = attribute;
         config.numAttrs = 1;
       }
+      cuda::add_dependent_launch(config, attribute, dependent_launch_on(dev_));
       OG_CUDA_TRY(cudaLaunchKernelEx(&config, l.kernel, l.args), "skinny kernel launch");
     }
     return {};

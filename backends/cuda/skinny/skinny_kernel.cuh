@@ -16,6 +16,7 @@
 
 #include <type_traits>
 
+#include "../dependent_launch.cuh"
 #include "../epilogue.cuh"
 #include "lanes_k_groups.h"
 
@@ -259,6 +260,7 @@ __device__ __forceinline__ void skinny_finish(const SkinnyArgs& p, float (*part)
 template <int ROWS, int LT>
 __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs p) {
   using namespace skinny;
+  dependent_launch_begin();
   __shared__ __align__(16) float s_sm[kChunkN][ROWS];  // aligned: a K row's S values read as float4
   __shared__ float red[kWarps][ROWS][kColsN];
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
@@ -344,6 +346,7 @@ __global__ void __launch_bounds__(skinny::kThreads, 2) skinny_lanes_n(SkinnyArgs
 template <int ROWS, int LT, bool VEC>
 __global__ void __launch_bounds__(skinny::kThreads, skinny::lanes_k_min_blocks(ROWS, VEC)) skinny_lanes_k(SkinnyArgs p) {
   using namespace skinny;
+  dependent_launch_begin();
   // VEC: a lane loads aligned groups of four K of a column, S staged at each column's shift
   // (lanes_k_groups.h) where lanes_k_shifts; elsewhere the host keeps L aligned.
   namespace sg = skinny_groups;

@@ -71,6 +71,7 @@ __device__ __forceinline__ void copy_words(unsigned char* tile, const uint32_t (
 template <int ROWS, bool S_K_FAST, bool L_K_FAST, class T>
 __global__ void __launch_bounds__(skinny::kThreads, ROWS > 32 ? 2 : 3) skinny_mma_kernel(SkinnyArgs p) {
   using namespace skinny_mma;
+  dependent_launch_begin();
   constexpr TileShape kS = s_tile(ROWS, S_K_FAST), kL = l_tile(L_K_FAST);
   constexpr int kStage = stage_bytes(ROWS, S_K_FAST, L_K_FAST), kStages = stages(ROWS);
   constexpr WarpLayout kW = warp_layout(ROWS);

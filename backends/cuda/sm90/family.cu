@@ -224,7 +224,7 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   l.ep = epilogue_args(p);
   l.split_k = c.split_k;
   l.grid = og_persistent_grid(int(tiles * c.split_k), dev_.programs());
-  l.dependent_launch = cuda_technique_on("OMNIGEMM_CUDA_PDL");
+  l.dependent_launch = dependent_launch_on(dev_);
   // The deferred epilogue stores through map_d; where D cannot have one, tiles store at once.
   l.defer_epilogue = cuda_technique_on("OMNIGEMM_CUDA_DEFER_EPILOGUE") && encode_output(l.map_d, p, l.ep);
   out.a = ta;
