@@ -550,9 +550,12 @@ TEST_CASE("cuda model: sm90_repack's plan for mixed inputs says what it converte
   CHECK(out.notes.find("A (f16 converted to f32) copied K-major and B (bf16 converted to f32) copied K-major") != std::string::npos);
   CHECK(out.notes.find("one launch") != std::string::npos);
   CHECK(out.notes.find("TF32 wgmma (exact for f16 and bf16 inputs)") != std::string::npos);
-  CHECK(out.workspace_bytes == WorkspaceNeed::round(1000ll * 1004 * 4) + WorkspaceNeed::round(600ll * 1004 * 4));
-  // f16 x e4m3 with A aligned in place and B (fp8) row-major: only B is copied, converted to f16,
-  // N-major as it lies (N = 600 elements are whole 16-byte units), by one launch.
+  // K = 1001 f32 elements (4004 bytes) on a pitch of 4096 bytes.
+  CHECK(out.workspace_bytes == WorkspaceNeed::round(1000ll * 1024 * 4) + WorkspaceNeed::round(600ll * 1024 * 4));
+  CHECK(out.notes.find("on 128-byte pitches") != std::string::npos);
+  // f16 x e4m3 with A in place (its pitch of 2016 bytes a multiple of 32) and B (fp8) row-major:
+  // only B is copied, converted to f16, N-major as it lies (N = 600 elements on a pitch of 640),
+  // by one launch.
   Problem q = problem(1024, 600, 1001, OG_DTYPE_F16, OG_DTYPE_F16, false, 0);
   q.a.stride_row = 1008;  // A's rows 16-byte aligned
   q.b.dtype = OG_DTYPE_FP8_E4M3;
@@ -561,7 +564,7 @@ TEST_CASE("cuda model: sm90_repack's plan for mixed inputs says what it converte
   CAPTURE(out.notes);
   CHECK(out.notes.rfind("B (fp8_e4m3 converted to f16) copied N-major", 0) == 0);
   CHECK(out.notes.find("one launch") != std::string::npos);
-  CHECK(out.workspace_bytes == WorkspaceNeed::round(1001ll * 600 * 2));
+  CHECK(out.workspace_bytes == WorkspaceNeed::round(1001ll * 640 * 2));
   // Both copied, from 1 and 2 bytes per element: two launches, priced as two.
   q.a.stride_row = 1001;
   s = repack.describe(q, *Config::parse("sm90_repack:128x128x64-g8-s6-w12-coop"), out);
@@ -585,16 +588,16 @@ TEST_CASE("cuda model: sm90_repack copies a 16-bit MN-major operand as it lies w
   Status s = repack.describe(p, *Config::parse("sm90_repack:128x128x64-g8-s6-w12-coop"), out);
   REQUIRE_MESSAGE(s.ok(), s.message);
   CAPTURE(out.notes);
-  // M = 1000 and N = 600 elements are whole 16-byte units: lines of M and N, K lines of each.
+  // Lines of M and N (1000 and 600 elements, on pitches of 1024 and 640), K lines of each.
   CHECK(out.notes.rfind("A copied M-major and B copied N-major into", 0) == 0);
-  CHECK(out.workspace_bytes == WorkspaceNeed::round(1001ll * 1000 * 2) + WorkspaceNeed::round(1001ll * 600 * 2));
-  // 192x192 (96 columns per consumer) takes only a K-major B: both copied K-major (K rounded up
-  // to 1008 elements).
+  CHECK(out.workspace_bytes == WorkspaceNeed::round(1001ll * 1024 * 2) + WorkspaceNeed::round(1001ll * 640 * 2));
+  // 192x192 (96 columns per consumer) takes only a K-major B: both copied K-major (K on a pitch
+  // of 1024 elements).
   s = repack.describe(p, *Config::parse("sm90_repack:192x192x64-g8-s4-w12-coop"), out);
   REQUIRE_MESSAGE(s.ok(), s.message);
   CAPTURE(out.notes);
   CHECK(out.notes.rfind("A copied K-major and B copied K-major into", 0) == 0);
-  CHECK(out.workspace_bytes == WorkspaceNeed::round(1000ll * 1008 * 2) + WorkspaceNeed::round(600ll * 1008 * 2));
+  CHECK(out.workspace_bytes == WorkspaceNeed::round(1000ll * 1024 * 2) + WorkspaceNeed::round(600ll * 1024 * 2));
 }
 
 TEST_CASE("cuda model: latency floors of the gathering mma.sync loader, simt and sm90_repack") {
@@ -886,7 +889,7 @@ TEST_CASE("cuda model: tall problems whose N-major B has narrow lines run on its
     CHECK(sm90.hints(problem(65536, 24, 4096, OG_DTYPE_F16, OG_DTYPE_F16), tile).extra_us == doctest::Approx(per_program * 8 * 0.7));
     // One wave, a K-major B, lines of 64 bytes and more or under 16: no wait.
     CHECK(sm90.hints(problem(8192, 8, 256, OG_DTYPE_F16, OG_DTYPE_F16), tile).extra_us == 0);
-    CHECK(sm90.hints(problem(65536, 4, 256, OG_DTYPE_F16, OG_DTYPE_F16, false, 4), tile).extra_us == 0);
+    CHECK(sm90.hints(strided_problem(65536, 4, 256, 1, "rr", 256, 8, 8, OG_DTYPE_F16), tile).extra_us == 0);
     CHECK(sm90.hints(problem(65536, 8, 256, OG_DTYPE_F16, OG_DTYPE_F16, true), tile).extra_us == 0);
     CHECK(sm90.hints(problem(65536, 32, 256, OG_DTYPE_F16, OG_DTYPE_F16), tile).extra_us == 0);
     // sm90_repack offers the copy of an aligned operand for narrow lines only.
@@ -899,4 +902,42 @@ TEST_CASE("cuda model: tall problems whose N-major B has narrow lines run on its
     // One wave waits little: in place (1000 x 8 x 1000 ran 7.5 us in place, 13.0 on the copy).
     CHECK(choice(gpu, problem(1000, 8, 1000, OG_DTYPE_F16, OG_DTYPE_F16)).rfind("sm90_wgmma:", 0) == 0);
   }
+}
+
+TEST_CASE("cuda model: lines on pitches off 128 bytes slow the Hopper main loop as measured; straddling ones may be copied") {
+  // H200, f16 4096 x 4096 x 1000, A and B K-major on pitches of 2000, 2016 and 2048 bytes
+  // (sm90/tma_lines.hpp): 128x128 ran 99.2, 69.0 and 57.9 us, 128x256 77.2, 57.0 and 54.8.
+  ModelledHopper gpu(false, HopperPart::h200);
+  KernelFamily& sm90 = *gpu.families()[0];
+  KernelFamily& repack = *gpu.families()[1];
+  REQUIRE(std::string(repack.name()) == "sm90_repack");
+  auto on_pitch = [](int64_t ld) { return problem(4096, 4096, 1000, OG_DTYPE_F16, OG_DTYPE_F16, true, ld - 1000); };
+  struct Measured {
+    const char* tile;
+    double us_2000, us_2016, us_2048;
+  };
+  for (const Measured m : {Measured{"sm90_wgmma:128x128x64-g8-s6-w12-coop", 99.2, 69.0, 57.9},
+                           Measured{"sm90_wgmma:128x256x64-g16-s4-w12-coop", 77.2, 57.0, 54.8}}) {
+    CAPTURE(m.tile);
+    const Config c = *Config::parse(m.tile);
+    const CostHints fast = sm90.hints(on_pitch(1024), c), off_2000 = sm90.hints(on_pitch(1000), c), off_2016 = sm90.hints(on_pitch(1008), c);
+    // What the slow lines add is priced within 6 us of what they added on the H200; the main
+    // loop's efficiency is the same on every pitch.
+    CAPTURE(off_2000.extra_us - fast.extra_us);
+    CAPTURE(off_2016.extra_us - fast.extra_us);
+    CHECK(std::fabs(off_2000.extra_us - fast.extra_us - (m.us_2000 - m.us_2048)) <= 6.0);
+    CHECK(std::fabs(off_2016.extra_us - fast.extra_us - (m.us_2016 - m.us_2048)) <= 6.0);
+    CHECK(off_2000.efficiency == fast.efficiency);
+  }
+  // sm90_repack copies operands whose lines straddle sectors, not those on 32-byte multiples.
+  const Config copied = *Config::parse("sm90_repack:128x256x64-g16-s4-w12-coop");
+  CHECK(repack.can_implement(on_pitch(1000), copied));
+  CHECK_FALSE(repack.can_implement(on_pitch(1008), copied));
+  CHECK_FALSE(repack.can_implement(on_pitch(1024), copied));
+  // The copies' pitches are multiples of 128 bytes: the kernel on them runs at the fast rate.
+  ModelledHopper planning(true, HopperPart::h200);
+  PlanSummary out;
+  const Status s = planning.families()[1]->describe(on_pitch(1000), copied, out);
+  REQUIRE_MESSAGE(s.ok(), s.message);
+  CHECK(out.workspace_bytes == 2 * WorkspaceNeed::round(4096ll * 1024 * 2));
 }

@@ -1,8 +1,8 @@
 // cuda.sm90_repack on a GPU: every row of its table forced on operands the Hopper kernel cannot
 // load in place (odd leading dimensions in every layout, fp8 with a row-major B), misaligned
 // bases, odd batch strides and a broadcast B on device pointers, the default choice on unaligned
-// problems of 1024 and more, tall problems of a few columns with an aligned N-major B, and the
-// copies in the caller's workspace. Without an sm_90 device every test prints
+// problems of 1024 and more, tall problems of a few columns with an aligned N-major B, operands on
+// pitches that straddle 32-byte sectors, and the copies in the caller's workspace. Without an sm_90 device every test prints
 // "SKIPPED cuda: <test>: <reason>".
 #include <doctest/doctest.h>
 
@@ -89,6 +89,33 @@ TEST_CASE("cuda: tall problems of a few columns with an aligned N-major B run on
   }
 }
 
+TEST_CASE("cuda: operands on pitches that straddle 32-byte sectors run on sm90_repack's 128-byte-pitch copies") {
+  auto ctx = sm90_context("sm90_repack sector-straddling pitches");
+  if (!ctx) return;
+  // Every operand is 16-byte aligned and TMA could load it in place, but A's rows of K = 1000
+  // (2000 bytes) and B's rows of N = 264 (528 bytes) each lie 16 bytes past a 32-byte boundary:
+  // sm90_repack, forced, copies both (tma_lines.hpp) and the result matches float64; two batches.
+  const int64_t m = 300, n = 264, k = 1000, batch = 2;
+  HostMatrix A(m, k, Dtype::f16, Layout::row_major, 0, batch), B(k, n, Dtype::f16, Layout::row_major, 0, batch),
+      D(m, n, Dtype::f16, Layout::row_major, 0, batch);
+  A.randomize();
+  B.randomize();
+  D.poison();
+  DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D);
+  Gemm g = device_gemm(A, da, B, db, D, dd);
+  g.batch_count = batch;
+  g.config = "sm90_repack:128x128x64-g8-s6-w12-coop";
+  auto ex = ctx->explain(g);
+  REQUIRE_MESSAGE(ex.ok(), ex.status().message);
+  CHECK_MESSAGE(ex->family() == "cuda.sm90_repack", ex->report());
+  CHECK_MESSAGE(ex->report().find("A copied K-major and B copied N-major") != std::string::npos, ex->report());
+  REQUIRE(ctx->run(g).ok());
+  dd.download(D);
+  const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, batch));
+  CHECK(r.non_finite == 0);
+  CHECK(r.rel_error <= tolerance(Dtype::f16, k, Dtype::f16, Dtype::f16));
+}
+
 TEST_CASE("cuda: sm90_repack's copies live in the caller's workspace when one is given") {
   auto ctx = sm90_context("sm90_repack caller workspace");
   if (!ctx) return;
@@ -102,8 +129,9 @@ TEST_CASE("cuda: sm90_repack's copies live in the caller's workspace when one is
   g.config = "sm90_repack:128x128x64-g8-s6-w12-coop";
   auto need = ctx->workspace_size(g);
   REQUIRE(need.ok());
-  // A's copy: 520 rows of 336 elements; B's: 250 columns of 336; each rounded to 256 bytes.
-  const uint64_t a_copy = (520 * 336 * 2 + 255) / 256 * 256, b_copy = (250 * 336 * 2 + 255) / 256 * 256;
+  // A's copy: 520 rows of K = 333 on a pitch of 384 elements (768 bytes, a multiple of 128);
+  // B's: 250 columns of 384; each rounded to 256 bytes.
+  const uint64_t a_copy = (520 * 384 * 2 + 255) / 256 * 256, b_copy = (250 * 384 * 2 + 255) / 256 * 256;
   CHECK(*need == a_copy + b_copy);
   auto ex = ctx->explain(g);
   REQUIRE(ex.ok());

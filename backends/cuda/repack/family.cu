@@ -1,20 +1,22 @@
 // cuda.sm90_repack: the Hopper TMA/wgmma kernel (cuda.sm90_wgmma) on copies of the operands it
 // cannot load as they are: a base, leading dimension or batch stride that is not a multiple of
 // 16 bytes, no unit stride, fp8 or tf32 (f32 with compute_mode TF32) that is not K-major, or an
-// input type wgmma does not pair with the other's, or 16-bit and MN-major with lines of 16-48 bytes
-// (sm90/narrow_lines.hpp: copied K-major). Mixed inputs are converted exactly on copy
-// (convert.hpp): 16-bit x fp8 runs as the 16-bit type, f16 x bf16 as f32 copies on the TF32 rows.
+// input type wgmma does not pair with the other's; and of those it loads slowly (sm90/tma_lines.hpp):
+// lines on a pitch that straddles 32-byte sectors, and 16-bit MN-major lines of 16-48 bytes (copied
+// K-major). Mixed inputs are converted exactly on copy (convert.hpp): 16-bit x fp8 runs as the
+// 16-bit type, f16 x bf16 as f32 copies on the TF32 rows.
 // The repack copy (copy.hpp; one launch, two where the copies' element sizes differ) writes each
-// such operand with a leading dimension rounded up to 16 bytes into the call's workspace (16-bit
-// MN-major sources keep their layout where the config takes it, the rest is copied K-major),
-// then the sm90_wgmma family runs the problem on the copies. Its configs are the sm90_wgmma
-// table's rows under this family's name; the cost model ranks them against cuda.sm80_mma's
+// such operand on a pitch of a multiple of 128 bytes into the call's workspace (16-bit MN-major
+// sources keep their layout where the config takes it, the rest is copied K-major), then the
+// sm90_wgmma family runs the problem on the copies. Its configs are the sm90_wgmma table's rows
+// under this family's name; the cost model ranks them against sm90_wgmma in place, cuda.sm80_mma's
 // gathering loader (and simt) with the copy's bytes over the memory bandwidth and its launches.
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 #include "../families.hpp"
-#include "../sm90/narrow_lines.hpp"
+#include "../sm90/tma_lines.hpp"
 #include "cost_model.hpp"
 #include "copy.hpp"
 #include "staged.hpp"
@@ -28,9 +30,12 @@ constexpr long long kMaxCopyBytes = 1ll << 30;  // copies above 1 GiB are refuse
 // costs (its start and the dependency gap before the GEMM), fitted on the H200's random sweeps
 // (bench/results/h200): the tiny problems this family ran took a median 3.6 us more than priced
 // with a 4 us launch, those of skinny_mma (its rival there) 1.4 us more than theirs, so a launch
-// costs about 2 us more (the tiny problem's 10 us: this launch and the Hopper kernel's floor,
+// cost about 2 us more (the tiny problem's 10 us: this launch and the Hopper kernel's floor,
 // 4.5 us); the copy-bound ones (a few rows against a long K: 5475 x 58 x 10231 155 us, 46 x 13911
-// x 5014 183 us) took about half the copy's priced time again at 0.6.
+// x 5014 183 us) took about half the copy's priced time again at 0.6. Launched programmatically
+// dependent (dependent_launch.cuh), copy and GEMM took 1.5 us less on the tall problems of a few
+// columns (65536 x {8, 24} x 256, 65536 x 8 x 1024); the launch's price stays, as the copies of
+// a batched GEMV (187 x 1 x 3866 x 11: 18.8 us, skinny 13.4) still measure above the model.
 constexpr double kCopyBandwidthShare = 0.45;
 constexpr double kCopyLaunchUs = 5.5;
 
@@ -112,7 +117,7 @@ class Sm90RepackFamily final : public KernelFamily {
     std::string what = pl.copies_a ? operand("A", p.a.dtype, pl.type_a, pl.inner.a.stride_col == 1, "M") : "";
     if (pl.copies_b) what += (pl.copies_a ? " and " : "") + operand("B", p.b.dtype, pl.type_b, pl.inner.b.stride_row == 1, "N");
     const int launches = repack::launches(pl.copy);
-    out.notes = what + " into " + std::to_string(pl.scratch_bytes) + " B of 16-byte aligned workspace (" +
+    out.notes = what + " into " + std::to_string(pl.scratch_bytes) + " B of workspace on 128-byte pitches (" +
                 (launches > 1 ? "two launches" : "one launch") + "), then " +
                 (pl.tf32 && p.a.dtype != OG_DTYPE_F32 ? "TF32 wgmma (exact for f16 and bf16 inputs), " : "") + out.notes;
     return {};
@@ -146,13 +151,18 @@ class Sm90RepackFamily final : public KernelFamily {
     if (p.k < 1) return unsupported("K must be at least 1");
     if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return unsupported("dimensions must be below 2^31");
     const bool k_major_only = dtype_bytes(pl.type_a) != 2;  // fp8 and tf32 wgmma read K-major operands only
-    const bool a_mn = p.a.stride_row == 1 && p.a.stride_col != 1, b_mn = p.b.stride_col == 1 && p.b.stride_row != 1;
-    // An MN-major operand of narrow lines (sm90::narrow_mn_lines) is copied K-major: the copy
+    const bool a_mn = sm90::mn_major(p, true), b_mn = sm90::mn_major(p, false);
+    // An MN-major operand of narrow lines (sm90/tma_lines.hpp) is copied K-major: the copy
     // is small, and TMA loads such lines one by one.
-    const bool narrow_a = a_mn && sm90::narrow_mn_lines(p.m, dtype_bytes(ta));
-    const bool narrow_b = b_mn && sm90::narrow_mn_lines(p.n, dtype_bytes(tb));
-    pl.copies_a = pl.type_a != ta || narrow_a || !loadable_in_place(p.a, p.a.stride_col == 1, p.a.stride_row == 1, k_major_only, p.batch);
-    pl.copies_b = pl.type_b != tb || narrow_b || !loadable_in_place(p.b, p.b.stride_row == 1, p.b.stride_col == 1, k_major_only, p.batch);
+    const bool narrow_a = sm90::narrow_mn_line_bytes(p, true, dtype_bytes(ta)) > 0;
+    const bool narrow_b = sm90::narrow_mn_line_bytes(p, false, dtype_bytes(tb)) > 0;
+    // So is one whose lines straddle 32-byte sectors (copies have 128-byte pitches).
+    const bool straddles_a = sm90::sector_straddling_pitch(sm90::line_pitch_bytes(p.a, dtype_bytes(ta)));
+    const bool straddles_b = sm90::sector_straddling_pitch(sm90::line_pitch_bytes(p.b, dtype_bytes(tb)));
+    pl.copies_a = pl.type_a != ta || narrow_a || straddles_a ||
+                  !loadable_in_place(p.a, p.a.stride_col == 1, p.a.stride_row == 1, k_major_only, p.batch);
+    pl.copies_b = pl.type_b != tb || narrow_b || straddles_b ||
+                  !loadable_in_place(p.b, p.b.stride_row == 1, p.b.stride_col == 1, k_major_only, p.batch);
     if (!pl.copies_a && !pl.copies_b)
       return unsupported("every operand is 16-byte aligned with a unit stride (and K-major where fp8 or tf32): sm90_wgmma runs it without copies");
     // 16-bit copies keep an MN-major source's orientation (a straight copy, no transpose) where
@@ -181,10 +191,13 @@ class Sm90RepackFamily final : public KernelFamily {
     const int eb = dtype_bytes(pl.type_a);  // the copies' element size (both operands' inner type has it)
     auto add = [&](const Operand& src, Operand& dst, og_dtype to, bool is_a) -> Status {
       const int64_t mn = is_a ? p.m : p.n;
-      // K-major: lines of K; MN-major (keep): lines of M or N; each rounded up to 16 bytes.
+      // K-major: lines of K; MN-major (keep): lines of M or N. Pitches of a multiple of 128
+      // bytes (TMA's fast lines, sm90/tma_lines.hpp); a line under 128 bytes on the next power
+      // of two from 16 bytes.
       const bool keep = is_a ? keep_a : keep_b;
       const int64_t line = keep ? mn : p.k, lines = keep ? p.k : mn;
-      const int64_t ld = (line * eb + 15) / 16 * 16 / eb;
+      const int64_t line_bytes = std::max<int64_t>(line * eb, 16);
+      const int64_t ld = (line_bytes >= 128 ? (line_bytes + 127) / 128 * 128 : int64_t(std::bit_ceil(uint64_t(line_bytes)))) / eb;
       const long long matrix = (long long)(lines * ld * eb);
       const long long bytes = matrix * p.batch;
       if (bytes > kMaxCopyBytes) return unsupported("the operand copies would exceed 1 GiB");

@@ -7,7 +7,7 @@
 #include "../kernel_views.hpp"
 #include "cost_model.hpp"
 #include "launch.hpp"
-#include "narrow_lines.hpp"
+#include "tma_lines.hpp"
 #include "tensor_map_encode.hpp"
 #include "omnigemm/tile_schedule.h"
 
@@ -61,6 +61,10 @@ constexpr double kTileWaveUsPer1024Elements = 0.075;
 // same problems with B K-major (bench/results/h200, runs p44 and p45).
 constexpr double kNarrowLineStepUs[3] = {1.0, 0.4, 0.7};
 constexpr double kNarrowLineSteps = 8;
+// The share of an SM's peak a K step's MMAs reach on full tiles of a compute-bound problem, the
+// tiles' prologue and epilogue included: what the lines of a slow pitch (sm90/tma_lines.hpp) are
+// compared with. H200, f16 4096 x 4096 x 1000 on 128-byte pitches: 128x128 0.57, 128x256 0.6.
+constexpr double kStepEfficiency = 0.58;
 
 struct Sm90Launch {
   sm90::Launch l;
@@ -198,7 +202,7 @@ Status Sm90WgmmaFamily::check_kernel(const Problem& p, const Config& c, Form for
   // Operand layouts. A (M x K): K-major when stride_col == 1, M-major when stride_row == 1.
   // B (K x N): K-major when stride_row == 1, N-major when stride_col == 1.
   const bool a_k_major = p.a.stride_col == 1, b_k_major = p.b.stride_row == 1;
-  const bool a_mn = !a_k_major && p.a.stride_row == 1, b_mn = !b_k_major && p.b.stride_col == 1;
+  const bool a_mn = sm90::mn_major(p, true), b_mn = sm90::mn_major(p, false);
   if (!a_k_major && !a_mn) return unsupported("A needs a unit stride along M or K");
   if (!b_k_major && !b_mn) return unsupported("B needs a unit stride along K or N");
   if (fp8 && (a_mn || b_mn)) return unsupported("fp8 wgmma needs K-major operands (A row-major, B column-major)");
@@ -293,6 +297,7 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // Waves of work items (tiles times slices) over the CTAs the device holds, clusters whole.
   const double items = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
   const double waves = form_ok ? std::ceil(items / (key.cluster_size() * std::floor(double(dev_.programs()) / key.cluster_size()))) : 0;
+  const int eb = dtype_bytes(p.a.dtype);
   if (few_tiles && form_ok) {
     const double slice_steps = std::ceil(std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k) / std::max(1, c.split_k));
     const double step_bytes = double(c.block_m + c.block_n) * c.block_k * dtype_bytes(p.a.dtype);
@@ -309,21 +314,45 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   const double wave_floor =
       waves >= 2 ? kFewTileFixedUs + waves * (kTileWaveUs + kTileWaveUsPer1024Elements * c.block_m * c.block_n / 1024.0) : 0.0;
   h.latency_us = std::max({h.latency_us, kLaunchFloorUs, wave_floor, d_store_us(p)});
-  // An operand whose MN-major lines are narrow (sm90::narrow_mn_lines; the same test in either
+  // An operand whose MN-major lines are narrow (sm90/tma_lines.hpp; the same test in either
   // orientation) adds to the first K steps of a program's work items the wait on its
   // line-by-line fetches, kNarrowLineStepUs by the lines' bytes, where the problem has more
   // 128x128 tiles than the device has programs (within one wave the measured waits were small and
   // erratic); the test is the problem's, so that its configs compare alike.
   if (form_ok && tiles > dev_.programs()) {
-    const int eb = dtype_bytes(p.a.dtype);
-    auto step_us = [&](int64_t mn) {
-      const int64_t bytes = mn * eb;
-      return !sm90::narrow_mn_lines(mn, eb) ? 0.0 : bytes == 16 ? kNarrowLineStepUs[0] : bytes % 32 == 0 ? kNarrowLineStepUs[1] : kNarrowLineStepUs[2];
+    auto step_us = [&](bool is_a) {
+      const int64_t bytes = sm90::narrow_mn_line_bytes(p, is_a, eb);
+      return bytes == 0 ? 0.0 : bytes == 16 ? kNarrowLineStepUs[0] : bytes % 32 == 0 ? kNarrowLineStepUs[1] : kNarrowLineStepUs[2];
     };
-    const double narrow_us = (p.a.stride_row == 1 && p.a.stride_col != 1 ? step_us(p.m) : 0.0) +
-                             (p.b.stride_col == 1 && p.b.stride_row != 1 ? step_us(p.n) : 0.0);
+    const double narrow_us = step_us(true) + step_us(false);
     const double item_steps = std::min(kNarrowLineSteps, std::ceil(std::ceil(double(p.k) / c.block_k) / std::max(1, c.split_k)));
     h.extra_us += std::ceil(items / dev_.programs()) * item_steps * narrow_us;
+  }
+  // Lines on pitches that are not multiples of 128 bytes (sm90/tma_lines.hpp): a K step loads the
+  // tile's valid rows of A and columns of B as lines (an MN-major operand in boxes of 64, each box
+  // BLOCK_K lines), at the SM's line rate by their pitch; where that takes longer than the step's
+  // MMAs at the rate the steps reach (kStepEfficiency of the SM's peak) and than the same lines
+  // at the fast rate, each step of each wave of work items waits the difference. Fitted on whole
+  // 128-byte lines where every SM has a work item (the rate was measured with all SMs loading);
+  // an operand whose matrix lines are shorter (narrow ones are priced above) counts at the fast
+  // rate.
+  const int64_t pitch_a = sm90::line_pitch_bytes(p.a, eb), pitch_b = sm90::line_pitch_bytes(p.b, eb);
+  if (form_ok && (pitch_a % 128 != 0 || pitch_b % 128 != 0) && items >= dev_.programs()) {
+    double line_ns = 0, fast_ns = 0;  // the step's lines at their rate and at the fast rate
+    auto add_lines = [&](int64_t valid, bool is_a, int64_t pitch) {
+      const bool mn = sm90::mn_major(p, is_a);
+      const int64_t line_bytes = (mn ? (is_a ? p.m : p.n) : p.k) * eb;
+      const double count = mn ? std::ceil(valid / 64.0) * 64.0 : double(valid);
+      line_ns += count * sm90::tma_line_ns(line_bytes >= 128 ? pitch : 128);
+      fast_ns += count * sm90::tma_line_ns(128);
+    };
+    add_lines(std::min<int64_t>(c.block_m, p.m), true, pitch_a);
+    add_lines(std::min<int64_t>(c.block_n, p.n), false, pitch_b);
+    const double sm_flop_per_ns = (p.a.dtype == OG_DTYPE_F32 ? 0.5 * lim.peak_tflops_16bit : peak_tflops(lim, p)) * 1e3 / dev_.programs();
+    const double mma_ns = 2.0 * c.block_m * c.block_n * c.block_k / (sm_flop_per_ns * kStepEfficiency);
+    const double item_steps = std::ceil(std::ceil(double(p.k) / c.block_k) / std::max(1, c.split_k));
+    const double step_ns = std::max(mma_ns, fast_ns);  // what the fitted main loop already prices
+    if (line_ns > step_ns) h.extra_us += waves * item_steps * (line_ns - step_ns) * 1e-3;
   }
   // A fused epilogue (activation, bias or C) or an f32 D on a kernel without the register
   // epilogue (kernel_key.hpp) leaves through shared memory and the general per-element code (or
