@@ -274,8 +274,10 @@ size_t Tuner::SignatureHash::operator()(const Signature& s) const {
 }
 
 Tuner::Signature Tuner::signature(const Problem& p) {
-  // Per operand: dtype, which stride is 1, and whether base, strides and batch stride are
-  // multiples of 16 bytes (what the families' loaders test), in one integer.
+  // Per operand: dtype, which stride is 1, whether base, strides and batch stride are
+  // multiples of 16 bytes (what the families' loaders test) and the strides of 32 and 128 bytes
+  // (the pitches at which lines straddle sectors or not: what the choice between loading in
+  // place and copying depends on), in one integer.
   auto operand = [&](const Operand& o) -> int64_t {
     if (!o.present) return -1;
     const int64_t eb = dtype_bytes(o.dtype);
@@ -286,6 +288,10 @@ Tuner::Signature Tuner::signature(const Problem& p) {
     bits = bits * 2 + (base % 16 == 0);
     bits = bits * 2 + ((o.stride_row * eb) % 16 == 0);
     bits = bits * 2 + ((o.stride_col * eb) % 16 == 0);
+    bits = bits * 2 + ((o.stride_row * eb) % 32 == 0);
+    bits = bits * 2 + ((o.stride_col * eb) % 32 == 0);
+    bits = bits * 2 + ((o.stride_row * eb) % 128 == 0);
+    bits = bits * 2 + ((o.stride_col * eb) % 128 == 0);
     bits = bits * 2 + ((o.batch_stride * eb) % 16 == 0);
     bits = bits * 2 + (o.batch_stride > 0);
     bits = bits * 8 + int64_t(o.scale.mode);
