@@ -934,6 +934,23 @@ TEST_CASE("cuda model: lines on pitches off 128 bytes slow the Hopper main loop 
   CHECK(repack.can_implement(on_pitch(1000), copied));
   CHECK_FALSE(repack.can_implement(on_pitch(1008), copied));
   CHECK_FALSE(repack.can_implement(on_pitch(1024), copied));
+  // Tall problems whose N-major B has lines of 256-511 bytes on a straddling pitch wait more than
+  // the lines' rate: 65536 x 136 x 256 f16 ran 28.6-29.1 us in place (128x192, 192x192) and 23.4
+  // on sm90_repack's copy of B (128x192), 20.7 in place with B on a 384-byte pitch; N = 72 (two
+  // boxes) waited 2 us, less than the copy's launch.
+  CHECK(choice(gpu, strided_problem(65536, 136, 256, 1, "rr", 256, 136, 136, OG_DTYPE_F16)).rfind("sm90_repack:", 0) == 0);
+  CHECK(choice(gpu, strided_problem(65536, 136, 256, 1, "rr", 256, 144, 136, OG_DTYPE_F16)).rfind("sm90_wgmma:", 0) == 0);
+  CHECK(choice(gpu, strided_problem(65536, 72, 256, 1, "rr", 256, 72, 72, OG_DTYPE_F16)).rfind("sm90_wgmma:", 0) == 0);
+  // The engine remembers a choice per problem signature: the same problem on a 32-byte pitch,
+  // where sm90_repack does not run, is not given the copy chosen for the straddling one.
+  {
+    Tuner tuner("", OG_TUNE_CACHE_ONLY);
+    Config straddling, aligned;
+    REQUIRE(tuner.choose(gpu, strided_problem(65536, 136, 256, 1, "rr", 256, 136, 136, OG_DTYPE_F16), straddling).ok());
+    REQUIRE(tuner.choose(gpu, strided_problem(65536, 136, 256, 1, "rr", 256, 144, 136, OG_DTYPE_F16), aligned).ok());
+    CHECK(straddling.family == "sm90_repack");
+    CHECK(aligned.family == "sm90_wgmma");
+  }
   // The copies' pitches are multiples of 128 bytes: the kernel on them runs at the fast rate.
   ModelledHopper planning(true, HopperPart::h200);
   PlanSummary out;

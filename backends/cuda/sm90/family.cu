@@ -61,6 +61,11 @@ constexpr double kTileWaveUsPer1024Elements = 0.075;
 // same problems with B K-major (bench/results/h200, runs p44 and p45).
 constexpr double kNarrowLineStepUs[3] = {1.0, 0.4, 0.7};
 constexpr double kNarrowLineSteps = 8;
+// A wait for MN-major lines of 256-511 bytes on a pitch that straddles sectors
+// (sm90::short_straddling_mn_lines): 65536 x N x 256 f16 with B N-major on pitches of 2N bytes,
+// N = 136 and 200, waited 0.52-0.6 us per K step of each program's 128-row tiles of A over the
+// same problems on 128-byte pitches (runs p51, p52).
+constexpr double kShortStraddlingStepUs = 0.5;
 // The share of an SM's peak a K step's MMAs reach on full tiles of a compute-bound problem, the
 // tiles' prologue and epilogue included: what the lines of a slow pitch (sm90/tma_lines.hpp) are
 // compared with. H200, f16 4096 x 4096 x 1000 on 128-byte pitches: 128x128 0.57, 128x256 0.6.
@@ -318,7 +323,10 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // orientation) adds to the first K steps of a program's work items the wait on its
   // line-by-line fetches, kNarrowLineStepUs by the lines' bytes, where the problem has more
   // 128x128 tiles than the device has programs (within one wave the measured waits were small and
-  // erratic); the test is the problem's, so that its configs compare alike.
+  // erratic); the test is the problem's, so that its configs compare alike. Short lines on a
+  // sector-straddling pitch wait kShortStraddlingStepUs per K step of each 128 rows of the other
+  // operand that a program takes, whatever the tile (the same 7.7-8.4 us on 128x128, 128x192 and
+  // 192x192 tiles at N = 136).
   if (form_ok && tiles > dev_.programs()) {
     auto step_us = [&](bool is_a) {
       const int64_t bytes = sm90::narrow_mn_line_bytes(p, is_a, eb);
@@ -327,6 +335,12 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
     const double narrow_us = step_us(true) + step_us(false);
     const double item_steps = std::min(kNarrowLineSteps, std::ceil(std::ceil(double(p.k) / c.block_k) / std::max(1, c.split_k)));
     h.extra_us += std::ceil(items / dev_.programs()) * item_steps * narrow_us;
+    const double k_steps = std::min(kNarrowLineSteps, std::ceil(double(p.k) / c.block_k));
+    for (const bool is_a : {true, false})
+      if (sm90::short_straddling_mn_lines(p, is_a, eb)) {
+        const double row_tiles = std::ceil(double(is_a ? p.n : p.m) / 128) * double(p.batch);
+        h.extra_us += std::ceil(row_tiles / dev_.programs()) * k_steps * kShortStraddlingStepUs;
+      }
   }
   // Lines on pitches that are not multiples of 128 bytes (sm90/tma_lines.hpp): a K step loads the
   // tile's valid rows of A and columns of B as lines (an MN-major operand in boxes of 64, each box

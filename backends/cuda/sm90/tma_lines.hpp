@@ -31,6 +31,17 @@ inline int64_t narrow_mn_line_bytes(const Problem& p, bool is_a, int element_byt
   return mn_major(p, is_a) && narrow_mn_lines(mn, element_bytes) ? mn * element_bytes : 0;
 }
 
+// Whether that operand is MN-major with lines of 256 to 511 bytes of M or N elements on a pitch
+// that straddles sectors: three or four boxes of such lines, every program loading the same ones,
+// wait beyond the line rate (runs p47, p51: 65536 x N x 256 f16, B N-major, N = 136 and 200 waited
+// 8.4 and 9.5 us more than on 128-byte pitches; N = 40 and 56, one box, 2.1 and 2.0).
+inline bool short_straddling_mn_lines(const Problem& p, bool is_a, int element_bytes) {
+  const int64_t bytes = (is_a ? p.m : p.n) * element_bytes;
+  const Operand& o = is_a ? p.a : p.b;
+  return mn_major(p, is_a) && bytes >= 256 && bytes < 512 &&
+         (o.stride_col == 1 ? o.stride_row : o.stride_col) * element_bytes % 32 != 0;
+}
+
 // The bytes between an operand's consecutive lines: its stride other than the unit one (0 where
 // neither is 1).
 inline int64_t line_pitch_bytes(const Operand& o, int element_bytes) {
