@@ -61,32 +61,44 @@ TEST_CASE("cuda: unaligned problems of 1024 and more choose sm90_repack and matc
   run_device_case(*ctx, 1024, 2053, 1024, 2, Dtype::f16, Dtype::f16, false, true, 2, 0, false, "", "cuda.sm90_repack");
 }
 
+namespace {
+
+// Dense row-major A, B and D in bf16 or f16 (every operand TMA-loadable in place), run with
+// `config` (empty: the engine's choice): it must be sm90_repack, its report must hold `copied`,
+// and D must match float64.
+void run_aligned_on_copies(Context& ctx, int64_t m, int64_t n, int64_t k, int64_t batch, Dtype t, const std::string& config,
+                           const char* copied) {
+  CAPTURE(m);
+  CAPTURE(n);
+  CAPTURE(k);
+  HostMatrix A(m, k, t, Layout::row_major, 0, batch), B(k, n, t, Layout::row_major, 0, batch), D(m, n, t, Layout::row_major, 0, batch);
+  A.randomize();
+  B.randomize();
+  D.poison();
+  DeviceCopy da(ctx.c_handle(), A), db(ctx.c_handle(), B), dd(ctx.c_handle(), D);
+  Gemm g = device_gemm(A, da, B, db, D, dd);
+  g.batch_count = batch;
+  g.config = config;
+  auto ex = ctx.explain(g);
+  REQUIRE_MESSAGE(ex.ok(), ex.status().message);
+  CHECK_MESSAGE(ex->family() == "cuda.sm90_repack", ex->report());
+  CHECK_MESSAGE(ex->report().find(copied) != std::string::npos, ex->report());
+  REQUIRE(ctx.run(g).ok());
+  dd.download(D);
+  const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, batch));
+  CHECK(r.non_finite == 0);
+  CHECK(r.rel_error <= tolerance(t, k, t, t));
+}
+
+}  // namespace
+
 TEST_CASE("cuda: tall problems of a few columns with an aligned N-major B run on its K-major copy and match float64") {
   auto ctx = sm90_context("sm90_repack narrow N-major B");
   if (!ctx) return;
   // Every operand is 16-byte aligned; B's lines of 8 and 24 elements TMA could load in place, line
   // by line; over 512 tiles the model takes the copy. A second batch on the second.
-  for (const int64_t n : {8, 24}) {
-    CAPTURE(n);
-    const int64_t batch = n == 24 ? 2 : 1;
-    HostMatrix A(65536, 256, Dtype::bf16, Layout::row_major, 0, batch), B(256, n, Dtype::bf16, Layout::row_major, 0, batch),
-        D(65536, n, Dtype::bf16, Layout::row_major, 0, batch);
-    A.randomize();
-    B.randomize();
-    D.poison();
-    DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D);
-    Gemm g = device_gemm(A, da, B, db, D, dd);
-    g.batch_count = batch;
-    auto ex = ctx->explain(g);
-    REQUIRE_MESSAGE(ex.ok(), ex.status().message);
-    CHECK_MESSAGE(ex->family() == "cuda.sm90_repack", ex->report());
-    CHECK_MESSAGE(ex->report().find("B copied K-major") != std::string::npos, ex->report());
-    REQUIRE(ctx->run(g).ok());
-    dd.download(D);
-    const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, batch));
-    CHECK(r.non_finite == 0);
-    CHECK(r.rel_error <= tolerance(Dtype::bf16, 256, Dtype::bf16, Dtype::bf16));
-  }
+  run_aligned_on_copies(*ctx, 65536, 8, 256, 1, Dtype::bf16, "", "B copied K-major");
+  run_aligned_on_copies(*ctx, 65536, 24, 256, 2, Dtype::bf16, "", "B copied K-major");
 }
 
 TEST_CASE("cuda: operands on pitches that straddle 32-byte sectors run on sm90_repack's 128-byte-pitch copies") {
@@ -94,26 +106,10 @@ TEST_CASE("cuda: operands on pitches that straddle 32-byte sectors run on sm90_r
   if (!ctx) return;
   // Every operand is 16-byte aligned and TMA could load it in place, but A's rows of K = 1000
   // (2000 bytes) and B's rows of N = 264 (528 bytes) each lie 16 bytes past a 32-byte boundary:
-  // sm90_repack, forced, copies both (tma_lines.hpp) and the result matches float64; two batches.
-  const int64_t m = 300, n = 264, k = 1000, batch = 2;
-  HostMatrix A(m, k, Dtype::f16, Layout::row_major, 0, batch), B(k, n, Dtype::f16, Layout::row_major, 0, batch),
-      D(m, n, Dtype::f16, Layout::row_major, 0, batch);
-  A.randomize();
-  B.randomize();
-  D.poison();
-  DeviceCopy da(ctx->c_handle(), A), db(ctx->c_handle(), B), dd(ctx->c_handle(), D);
-  Gemm g = device_gemm(A, da, B, db, D, dd);
-  g.batch_count = batch;
-  g.config = "sm90_repack:128x128x64-g8-s6-w12-coop";
-  auto ex = ctx->explain(g);
-  REQUIRE_MESSAGE(ex.ok(), ex.status().message);
-  CHECK_MESSAGE(ex->family() == "cuda.sm90_repack", ex->report());
-  CHECK_MESSAGE(ex->report().find("A copied K-major and B copied N-major") != std::string::npos, ex->report());
-  REQUIRE(ctx->run(g).ok());
-  dd.download(D);
-  const ErrorReport r = compare(D, reference_gemm(A, B, nullptr, nullptr, EpilogueSpec{}, batch));
-  CHECK(r.non_finite == 0);
-  CHECK(r.rel_error <= tolerance(Dtype::f16, k, Dtype::f16, Dtype::f16));
+  // sm90_repack, forced, copies both (tma_lines.hpp); two batches. Over 512 tiles of 128 rows,
+  // B's 136 columns (272 bytes) are copied by the engine's own choice.
+  run_aligned_on_copies(*ctx, 300, 264, 1000, 2, Dtype::f16, "sm90_repack:128x128x64-g8-s6-w12-coop", "A copied K-major and B copied N-major");
+  run_aligned_on_copies(*ctx, 65536, 136, 256, 1, Dtype::f16, "", "B copied");
 }
 
 TEST_CASE("cuda: sm90_repack's copies live in the caller's workspace when one is given") {

@@ -7,8 +7,9 @@
 // main loop runs at their rate. Narrow MN-major lines (16 to 48 bytes of the matrix's M or N
 // elements in each line) wait longer still: TMA fetches such a box line by line (runs p44 and p45;
 // lines under 16 bytes, which need a padded leading dimension to be loaded in place at all,
-// waited on some problems and not on others). The cost model prices both (Sm90WgmmaFamily::hints);
-// sm90_repack offers such operands copied K-major, on 128-byte pitches. Host code only.
+// waited on some problems and not on others); so do MN-major lines of 256-511 bytes on a
+// straddling pitch. The cost model prices all three (Sm90WgmmaFamily::hints); sm90_repack offers
+// such operands copied onto 128-byte pitches (narrow ones K-major). Host code only.
 #pragma once
 #include <cstdint>
 
@@ -31,33 +32,32 @@ inline int64_t narrow_mn_line_bytes(const Problem& p, bool is_a, int element_byt
   return mn_major(p, is_a) && narrow_mn_lines(mn, element_bytes) ? mn * element_bytes : 0;
 }
 
-// Whether that operand is MN-major with lines of 256 to 511 bytes of M or N elements on a pitch
-// that straddles sectors: three or four boxes of such lines, every program loading the same ones,
-// wait beyond the line rate (runs p47, p51: 65536 x N x 256 f16, B N-major, N = 136 and 200 waited
-// 8.4 and 9.5 us more than on 128-byte pitches; N = 40 and 56, one box, 2.1 and 2.0).
-inline bool short_straddling_mn_lines(const Problem& p, bool is_a, int element_bytes) {
-  const int64_t bytes = (is_a ? p.m : p.n) * element_bytes;
-  const Operand& o = is_a ? p.a : p.b;
-  return mn_major(p, is_a) && bytes >= 256 && bytes < 512 &&
-         (o.stride_col == 1 ? o.stride_row : o.stride_col) * element_bytes % 32 != 0;
-}
-
 // The bytes between an operand's consecutive lines: its stride other than the unit one (0 where
 // neither is 1).
 inline int64_t line_pitch_bytes(const Operand& o, int element_bytes) {
   return (o.stride_col == 1 ? o.stride_row : o.stride_row == 1 ? o.stride_col : 0) * element_bytes;
 }
 
-// One SM's time per 128-byte TMA line by the lines' pitch, fitted on the H200 (run c1 of
-// 2026-12-02, f16 4096 x 4096 x 1000 with A and B pitches of 2000, 2016 and 2048 bytes on 128x128
-// and 128x256 tiles, in both layouts): 3.05 ns where the pitch is 16 bytes past a 32-byte boundary,
+// Pitches at which the lines straddle 32-byte sectors: what sm90_repack copies away where the
+// cost model finds the copy cheaper than the slow lines.
+constexpr bool sector_straddling_pitch(int64_t pitch_bytes) { return pitch_bytes % 32 != 0; }
+
+// Whether that operand is MN-major with lines of 256 to 511 bytes of M or N elements on a pitch
+// that straddles sectors: three or four boxes of such lines, every program loading the same ones,
+// wait beyond the line rate (runs p47, p51: 65536 x N x 256 f16, B N-major, N = 136 and 200 waited
+// 8.4 and 9.5 us more than on 128-byte pitches; N = 40 and 56, one box, 2.1 and 2.0).
+inline bool short_straddling_mn_lines(const Problem& p, bool is_a, int element_bytes) {
+  const int64_t bytes = (is_a ? p.m : p.n) * element_bytes;
+  return mn_major(p, is_a) && bytes >= 256 && bytes < 512 &&
+         sector_straddling_pitch(line_pitch_bytes(is_a ? p.a : p.b, element_bytes));
+}
+
+// One SM's time per 128-byte TMA line by the lines' pitch, fitted on the H200 (runs p51 and p52,
+// f16 4096 x 4096 x 1000 with A and B pitches of 2000, 2016 and 2048 bytes on 128x128 and 128x256
+// tiles, in both layouts): 3.05 ns where the pitch is 16 bytes past a 32-byte boundary,
 // 2.1 where it is a multiple of 32 bytes but not of 128, 1.42 on a multiple of 128.
 constexpr double tma_line_ns(int64_t pitch_bytes) {
   return pitch_bytes % 128 == 0 ? 1.42 : pitch_bytes % 32 == 0 ? 2.1 : 3.05;
 }
-
-// Pitches at which the lines straddle 32-byte sectors: what sm90_repack copies away where the
-// cost model finds the copy cheaper than the slow lines.
-constexpr bool sector_straddling_pitch(int64_t pitch_bytes) { return pitch_bytes % 32 != 0; }
 
 }  // namespace omnigemm::detail::sm90
