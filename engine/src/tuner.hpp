@@ -69,8 +69,9 @@ class Tuner {
   void load_locked();  // mutex_ held
 
   // What a choice depends on, in a few integers: sizes, dtypes, layouts, 16-byte alignment of
-  // every operand's base and strides, their strides' multiples of 32 and 128 bytes, the epilogue. Two problems with the same signature get the
-  // same choice, so repeated calls skip the ranking.
+  // every operand's base and strides, their strides' multiples of 32 and 128 bytes, the
+  // epilogue. Two problems with the same signature get the same choice, so repeated calls skip
+  // the ranking.
   using Signature = std::array<int64_t, 12>;
   struct SignatureHash {
     size_t operator()(const Signature& s) const;

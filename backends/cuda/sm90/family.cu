@@ -303,10 +303,12 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   const double items = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
   const double waves = form_ok ? std::ceil(items / (key.cluster_size() * std::floor(double(dev_.programs()) / key.cluster_size()))) : 0;
   const int eb = dtype_bytes(p.a.dtype);
+  // A work item's K steps (its slice of K; the kernel refuses K < 1), and one SM's share of the
+  // tensor-core peak for the inputs (TF32: half the 16-bit rate).
+  const double slice_steps = std::ceil(std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k) / std::max(1, c.split_k));
+  const double sm_tflops = (p.a.dtype == OG_DTYPE_F32 ? 0.5 * lim.peak_tflops_16bit : peak_tflops(lim, p)) / dev_.programs();
   if (few_tiles && form_ok) {
-    const double slice_steps = std::ceil(std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k) / std::max(1, c.split_k));
-    const double step_bytes = double(c.block_m + c.block_n) * c.block_k * dtype_bytes(p.a.dtype);
-    const double sm_tflops = (p.a.dtype == OG_DTYPE_F32 ? 0.5 * lim.peak_tflops_16bit : peak_tflops(lim, p)) / dev_.programs();
+    const double step_bytes = double(c.block_m + c.block_n) * c.block_k * eb;
     double step_us = std::max(step_bytes / (kCtaStreamGBps * 1e3), 2.0 * c.block_m * c.block_n * c.block_k / (sm_tflops * 1e6));
     double split_us = 0;
     if (key.split_pairs) step_us *= 4.0 / 3.0;
@@ -333,8 +335,7 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
       return bytes == 0 ? 0.0 : bytes == 16 ? kNarrowLineStepUs[0] : bytes % 32 == 0 ? kNarrowLineStepUs[1] : kNarrowLineStepUs[2];
     };
     const double narrow_us = step_us(true) + step_us(false);
-    const double item_steps = std::min(kNarrowLineSteps, std::ceil(std::ceil(double(p.k) / c.block_k) / std::max(1, c.split_k)));
-    h.extra_us += std::ceil(items / dev_.programs()) * item_steps * narrow_us;
+    h.extra_us += std::ceil(items / dev_.programs()) * std::min(kNarrowLineSteps, slice_steps) * narrow_us;
     const double k_steps = std::min(kNarrowLineSteps, std::ceil(double(p.k) / c.block_k));
     for (const bool is_a : {true, false})
       if (sm90::short_straddling_mn_lines(p, is_a, eb)) {
@@ -362,11 +363,9 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
     };
     add_lines(std::min<int64_t>(c.block_m, p.m), true, pitch_a);
     add_lines(std::min<int64_t>(c.block_n, p.n), false, pitch_b);
-    const double sm_flop_per_ns = (p.a.dtype == OG_DTYPE_F32 ? 0.5 * lim.peak_tflops_16bit : peak_tflops(lim, p)) * 1e3 / dev_.programs();
-    const double mma_ns = 2.0 * c.block_m * c.block_n * c.block_k / (sm_flop_per_ns * kStepEfficiency);
-    const double item_steps = std::ceil(std::ceil(double(p.k) / c.block_k) / std::max(1, c.split_k));
+    const double mma_ns = 2.0 * c.block_m * c.block_n * c.block_k / (sm_tflops * 1e3 * kStepEfficiency);
     const double step_ns = std::max(mma_ns, fast_ns);  // what the fitted main loop already prices
-    if (line_ns > step_ns) h.extra_us += waves * item_steps * (line_ns - step_ns) * 1e-3;
+    if (line_ns > step_ns) h.extra_us += waves * slice_steps * (line_ns - step_ns) * 1e-3;
   }
   // A fused epilogue (activation, bias or C) or an f32 D on a kernel without the register
   // epilogue (kernel_key.hpp) leaves through shared memory and the general per-element code (or
