@@ -904,7 +904,7 @@ TEST_CASE("cuda model: tall problems whose N-major B has narrow lines run on its
   }
 }
 
-TEST_CASE("cuda model: lines on pitches off 128 bytes slow the Hopper main loop as measured; straddling ones may be copied") {
+TEST_CASE("cuda model: lines on pitches off 128 bytes slow the Hopper main loop as measured; multicast halves B's, straddling ones may be copied") {
   // H200, f16 4096 x 4096 x 1000, A and B K-major on pitches of 2000, 2016 and 2048 bytes
   // (sm90/tma_lines.hpp): 128x128 ran 99.2, 69.0 and 57.9 us, 128x256 77.2, 57.0 and 54.8.
   ModelledHopper gpu(false, HopperPart::h200);
@@ -929,6 +929,18 @@ TEST_CASE("cuda model: lines on pitches off 128 bytes slow the Hopper main loop 
     CHECK(std::fabs(off_2016.extra_us - fast.extra_us - (m.us_2016 - m.us_2048)) <= 6.0);
     CHECK(off_2000.efficiency == fast.efficiency);
   }
+  // The multicast tile's programs each load half of B's lines: on the 2000-byte pitch it ran
+  // 56.8 us (128x256 coop 77.2), priced within 6 us of the fast pitch, and it is the choice there.
+  {
+    const Config mcast = *Config::parse("sm90_wgmma:128x256x64-g8-s4-w12-mcast");
+    CHECK(std::fabs(sm90.hints(on_pitch(1000), mcast).extra_us - sm90.hints(on_pitch(1024), mcast).extra_us - (56.8 - 53.5)) <= 6.0);
+    CHECK(choice(gpu, on_pitch(1000)) == mcast.to_string());
+  }
+  // Its tile rows come in pairs: with an odd count that adds a wave, it is not the choice
+  // (4466 x 3626 x 1296, 35 rows of 128x256 tiles: mcast 87.6 us, coop 78.7; 1584 x 12600 x 1225,
+  // 13 rows: 100.0 and 90.0).
+  CHECK(choice(gpu, strided_problem(4466, 3626, 1296, 1, "cc", 4472, 1296, 3632, OG_DTYPE_F16)).find("mcast") == std::string::npos);
+  CHECK(choice(gpu, strided_problem(1584, 12600, 1225, 1, "rc", 1240, 1232, 12600, OG_DTYPE_F16)).find("mcast") == std::string::npos);
   // sm90_repack copies operands whose lines straddle sectors, not those on 32-byte multiples.
   const Config copied = *Config::parse("sm90_repack:128x256x64-g16-s4-w12-coop");
   CHECK(repack.can_implement(on_pitch(1000), copied));

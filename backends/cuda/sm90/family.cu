@@ -299,9 +299,17 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   Form form = Form::coop;
   const bool form_ok = sm90::parse_form(c.form.text, form);
   const sm90::KernelKey key = form_ok ? sm90::kernel_key(c.block_m, c.block_n, c.split_k, form) : sm90::KernelKey{};
-  // Waves of work items (tiles times slices) over the CTAs the device holds, clusters whole.
-  const double items = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
+  // Waves of work items (tiles times slices) over the CTAs the device holds, clusters whole: a
+  // multicast cluster's tile rows come in pairs, the last pair half idle where the rows are odd.
+  // The model's waves count one item per SM; the padded waves' excess is a factor on the rate
+  // (runs p56, p57: 4466 x 3626 x 1296, 35 tile rows, mcast 87.6 us against coop's 78.7).
+  const double tile_rows = std::ceil(std::ceil(double(p.m) / c.block_m) / key.cluster_m) * key.cluster_m;
+  const double items = tile_rows * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
   const double waves = form_ok ? std::ceil(items / (key.cluster_size() * std::floor(double(dev_.programs()) / key.cluster_size()))) : 0;
+  if (form_ok && key.cluster_m > 1) {
+    const double unpadded = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
+    h.factor = std::ceil(unpadded / dev_.programs()) / waves;
+  }
   const int eb = dtype_bytes(p.a.dtype);
   // A work item's K steps (its slice of K; the kernel refuses K < 1), and one SM's share of the
   // tensor-core peak for the inputs (TF32: half the 16-bit rate).
@@ -350,14 +358,15 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // at the fast rate, each step of each wave of work items waits the difference. Fitted on whole
   // 128-byte lines where every SM has a work item (the rate was measured with all SMs loading);
   // an operand whose matrix lines are shorter (narrow ones are priced above) counts at the fast
-  // rate.
+  // rate. In a multicast cluster each program loads its share of the B tile's lines (run p55:
+  // 4096 x 4096 x 1000 on 2000-byte pitches, 128x256 coop 77 us, mcast 56.8, as on 2048-byte).
   const int64_t pitch_a = sm90::line_pitch_bytes(p.a, eb), pitch_b = sm90::line_pitch_bytes(p.b, eb);
   if (form_ok && (pitch_a % 128 != 0 || pitch_b % 128 != 0) && items >= dev_.programs()) {
     double line_ns = 0, fast_ns = 0;  // the step's lines at their rate and at the fast rate
     auto add_lines = [&](int64_t valid, bool is_a, int64_t pitch) {
       const bool mn = sm90::mn_major(p, is_a);
       const int64_t line_bytes = (mn ? (is_a ? p.m : p.n) : p.k) * eb;
-      const double count = mn ? std::ceil(valid / 64.0) * 64.0 : double(valid);
+      const double count = (mn ? std::ceil(valid / 64.0) * 64.0 : double(valid)) / (is_a ? 1 : key.cluster_m);
       line_ns += count * sm90::tma_line_ns(line_bytes >= 128 ? pitch : 128);
       fast_ns += count * sm90::tma_line_ns(128);
     };
