@@ -620,6 +620,17 @@ TEST_CASE("cuda model: latency floors of the gathering mma.sync loader, simt and
   const Problem long_k = problem(2914, 1066, 200, OG_DTYPE_F16, OG_DTYPE_F16, false, 7);
   CHECK(sm80.hints(long_k, small).latency_us == doctest::Approx(3 * (2.5 * 7 + 5)));
   CHECK(sm80.hints(problem(2914, 1064, 200, OG_DTYPE_F16, OG_DTYPE_F16), small).latency_us == doctest::Approx(3 * (1.1 * 7 + 4)));
+  // Larger blocks wait longer per K tile, and 128x256 holds one block per SM: 28 x 3238 x 268 x 14
+  // with A M-major (H200, forced) ran 55 us on 128x256 (182 tiles, 9 K tiles), 41.5 on 128x128
+  // (364 tiles), 37.6 on 64x64; the Hopper kernel's 64x256 ping-pong 13.2, its choice now.
+  {
+    const Problem few_rows = strided_problem(28, 3238, 268, 14, "cr", 40, 3240, 3240, OG_DTYPE_F16);
+    const Config wide = *Config::parse("sm80_mma:128x256x32-g8-s3-w8");
+    CHECK(std::fabs(sm80.hints(few_rows, wide).latency_us - 55.0) <= 6.0);
+    CHECK(std::fabs(sm80.hints(few_rows, large).latency_us - 41.5) <= 6.0);
+    CHECK(std::fabs(sm80.hints(few_rows, small).latency_us - 37.6) <= 6.0);
+    CHECK(choice(be, few_rows).rfind("sm90_wgmma:", 0) == 0);
+  }
   // simt: 23 us per wave (one block per SM) and per 32 of K for tiles up to 64x128, twice that
   // for 128x128: 414 tiles of 64x128 in four waves; 207 of 128x128 in two, K = 200 in 7 steps.
   CHECK(simt.hints(p, *Config::parse("simt:64x128x32-g8-s4-w4")).latency_us == doctest::Approx(4 * 23.0));
