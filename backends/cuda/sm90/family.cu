@@ -303,13 +303,11 @@ CostHints Sm90WgmmaFamily::hints(const Problem& p, const Config& c) const {
   // multicast cluster's tile rows come in pairs, the last pair half idle where the rows are odd.
   // The model's waves count one item per SM; the padded waves' excess is a factor on the rate
   // (runs p56, p57: 4466 x 3626 x 1296, 35 tile rows, mcast 87.6 us against coop's 78.7).
-  const double tile_rows = std::ceil(std::ceil(double(p.m) / c.block_m) / key.cluster_m) * key.cluster_m;
-  const double items = tile_rows * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
+  const double tile_rows = std::ceil(double(p.m) / c.block_m);
+  const double items_per_row = std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
+  const double items = std::ceil(tile_rows / key.cluster_m) * key.cluster_m * items_per_row;
   const double waves = form_ok ? std::ceil(items / (key.cluster_size() * std::floor(double(dev_.programs()) / key.cluster_size()))) : 0;
-  if (form_ok && key.cluster_m > 1) {
-    const double unpadded = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch) * c.split_k;
-    h.factor = std::ceil(unpadded / dev_.programs()) / waves;
-  }
+  if (key.cluster_m > 1 && waves > 0) h.factor = std::ceil(tile_rows * items_per_row / dev_.programs()) / waves;
   const int eb = dtype_bytes(p.a.dtype);
   // A work item's K steps (its slice of K; the kernel refuses K < 1), and one SM's share of the
   // tensor-core peak for the inputs (TF32: half the 16-bit rate).
