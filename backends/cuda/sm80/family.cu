@@ -73,23 +73,24 @@ class Sm80MmaFamily final : public PlannedFamily<Sm80Launch> {
     const int mul = mma_multiplicand(p.a.dtype, p.b.dtype);
     const bool gather = mul < 0 || !cp_async_loadable(p, mul);
     h.efficiency = hopper ? (gather ? 0.018 : 0.35) : 0.7;
-    if (hopper && gather) {
-      const bool small = c.block_m * c.block_n <= 64 * 64;
-      const double per_unit = small ? 2 : 1, k_tile_us = small ? 2.5 : 3.2, tile_us = small ? 5.0 : 6.8;
+    if (hopper) {
+      // Both loaders wait per K tile and per wave of resident blocks, by the block's size.
+      const bool small = c.block_m * c.block_n <= 64 * 64, wide = c.block_m * c.block_n > 128 * 128;
       const double tiles = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch);
-      const double waves = std::ceil(tiles / (std::max(1, dev_.info.limits.compute_units) * per_unit));
-      h.latency_us = waves * (k_tile_us * std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k) + tile_us);
-    } else if (hopper) {
-      // The cp.async loader's blocks wait on their K tiles as well, longer the larger the tile:
-      // about 1.1 us per K tile of a 64x64 block (H200: 1 x 2897 x 2023 aligned, 72.9 us), 1.9 of
-      // 128x128 and 2.3 of 128x256, which holds one block per SM where the others hold two (runs
-      // p58, p59: f16, 28 x 3238 x 268 x 14, 60 x 4000 x 300 x 8 and 20 x 2000 x 500 x 16 with A
-      // M-major, each tile forced: 128x256 55, 27 and 36 us).
-      const bool wide = c.block_m * c.block_n > 128 * 128, small = c.block_m * c.block_n <= 64 * 64;
-      const double k_tile_us = small ? 1.1 : wide ? 2.3 : 1.9;
-      const double tiles = std::ceil(double(p.m) / c.block_m) * std::ceil(double(p.n) / c.block_n) * double(p.batch);
-      const double waves = std::ceil(tiles / (std::max(1, dev_.info.limits.compute_units) * (wide ? 1.0 : 2.0)));
-      h.latency_us = waves * (k_tile_us * std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k) + 4.0);
+      const double k_tiles = std::ceil(double(std::max<int64_t>(p.k, 1)) / c.block_k);
+      const double units = std::max(1, dev_.info.limits.compute_units);
+      if (gather) {
+        const double per_unit = small ? 2 : 1, k_tile_us = small ? 2.5 : 3.2, tile_us = small ? 5.0 : 6.8;
+        h.latency_us = std::ceil(tiles / (units * per_unit)) * (k_tile_us * k_tiles + tile_us);
+      } else {
+        // The cp.async loader's blocks wait on their K tiles as well, longer the larger the tile:
+        // about 1.1 us per K tile of a 64x64 block (H200: 1 x 2897 x 2023 aligned, 72.9 us), 1.9 of
+        // 128x128 and 2.3 of 128x256, which holds one block per SM where the others hold two (runs
+        // p58, p59: f16, 28 x 3238 x 268 x 14, 60 x 4000 x 300 x 8 and 20 x 2000 x 500 x 16 with A
+        // M-major, each tile forced: 128x256 55, 27 and 36 us).
+        const double k_tile_us = small ? 1.1 : wide ? 2.3 : 1.9;
+        h.latency_us = std::ceil(tiles / (units * (wide ? 1.0 : 2.0))) * (k_tile_us * k_tiles + 4.0);
+      }
     }
     // On Hopper its epilogue writes D at about 1.15 TB/s, what bounds a short K (H200, f16, aligned,
     // forced 128x256, K = 8: 3549 x 6616 42.0 us, 8192 x 8192 107.7, 2048 x 4096 15.7).
